@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Build Attention Explorer into a static bundle in dist/, or build and serve it.
+
+    python build.py                 # fetch + verify the pinned runtime, write dist/
+    python build.py serve [--port N]  # the same, then serve dist/ on 127.0.0.1
+
+Three jobs, in order:
+
+1. The runtime. Every file of the browser runtime (Pyodide, the NumPy wheel,
+   PyScript) is pinned by sha256 in runtime-pins.json. Each is fetched once into a
+   cache outside dist/ (.cache/runtime, or $AE_RUNTIME_CACHE) from the sources the
+   pins list, in order: the official CDN (short timeout: it is what a machine with
+   internet reaches), then the npm / PyPI packages that carry the same bytes (see
+   ../shared/RUNTIME.md). A failed fetch or a hash mismatch stops the build with a
+   message naming the file, the source and what to do. Later builds run offline.
+2. The bundle: the page, its CSS, the main-thread bridge, the runtime and the
+   project's Python modules, all under relative URLs so dist/ works from any
+   sub-path (GitHub Pages serves project sites under /<repo>/).
+3. The first screen: the same py/ views the browser worker runs are called here,
+   under CPython, and their markup is written into index.html, so the page shows
+   the real panels at first paint, seconds before Python is ready in the browser.
+
+Standard library only, plus the project's own package from py/.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import functools
+import hashlib
+import html
+import http.server
+import io
+import json
+import os
+import shutil
+import socketserver
+import subprocess
+import sys
+import tarfile
+import tempfile
+import urllib.request
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+PY_SRC = ROOT / "py"
+SITE = ROOT / "site"
+PINS_FILE = ROOT / "runtime-pins.json"
+DIST = ROOT / "dist"
+CACHE = Path(os.environ.get("AE_RUNTIME_CACHE", ROOT / ".cache" / "runtime"))
+URL_TIMEOUT_S = 5  # the CDN is tried first; where it is unreachable it must fail fast
+
+sys.path.insert(0, str(PY_SRC))
+
+
+class BuildError(Exception):
+    """A build step failed; the message says which file, from where, and what to do."""
+
+
+# --------------------------------------------------------------------------- runtime
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _log(msg: str) -> None:
+    print(f"[build] {msg}", file=sys.stderr, flush=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _npm_tarball(spec: str, integrity: str) -> bytes:
+    """`npm pack` the package (through npm's own registry config) and check its integrity."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise BuildError(f"npm is not installed, so the npm package {spec} cannot be fetched")
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([npm, "pack", spec, "--silent", "--pack-destination", tmp],
+                              capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            raise BuildError(f"`npm pack {spec}` failed: {proc.stderr.strip()[-400:]}")
+        (tgz,) = Path(tmp).glob("*.tgz")
+        data = tgz.read_bytes()
+    algo, _, want = integrity.partition("-")
+    got = base64.b64encode(hashlib.new(algo, data).digest()).decode()
+    if got != want:
+        raise BuildError(f"npm package {spec}: integrity {algo}-{got} does not match the pinned {integrity}")
+    return data
+
+
+@functools.lru_cache(maxsize=None)
+def _pypi_wheel(spec: str) -> bytes:
+    """`pip download` one distribution (no dependencies, never installed) and return its bytes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+                               "--dest", tmp, spec], capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            raise BuildError(f"`pip download {spec}` failed: {proc.stderr.strip()[-400:]}")
+        (whl,) = Path(tmp).glob("*.whl")
+        return whl.read_bytes()
+
+
+def _read_member(archive: bytes, member: str, kind: str) -> bytes:
+    if kind == "npm":
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+            f = tar.extractfile(member)
+            if f is None:
+                raise KeyError(member)
+            return f.read()
+    with zipfile.ZipFile(io.BytesIO(archive)) as zf:
+        return zf.read(member)
+
+
+def _fetch_from(source: dict, name: str, dead_urls: set) -> bytes:
+    kind = source["kind"]
+    if kind == "url":
+        base = source["base"]
+        if base in dead_urls:  # one failure is enough to know the host is unreachable here
+            raise BuildError("skipped: unreachable earlier in this build")
+        try:
+            with urllib.request.urlopen(base + name, timeout=URL_TIMEOUT_S) as resp:
+                return resp.read()
+        except OSError as exc:
+            dead_urls.add(base)
+            raise BuildError(str(exc)) from exc
+    if kind == "npm":
+        tarball = _npm_tarball(source["spec"], source["integrity"])
+        return _read_member(tarball, source["prefix"] + name, "npm")
+    if kind == "pypi":
+        return _read_member(_pypi_wheel(source["spec"]), source["prefix"] + name, "zip")
+    raise BuildError(f"runtime-pins.json: unknown source kind {kind!r}")
+
+
+def _describe(source: dict) -> str:
+    return source.get("base") or f"{source['kind']} package {source['spec']}"
+
+
+def ensure_runtime(cache: Path = CACHE) -> list[tuple[Path, str]]:
+    """Make sure every pinned runtime file is in the cache and verified.
+
+    Returns (cached path, path inside dist/) pairs. Raises BuildError naming the
+    file, every source tried and what to do, if a file cannot be had.
+    """
+    pins = json.loads(PINS_FILE.read_text())
+    dead_urls: set = set()
+    out = []
+    for group in pins["groups"]:
+        gdir = cache / group["name"] / group["version"]
+        for name, want in group["files"].items():
+            path = gdir / name
+            if path.exists() and sha256_of(path.read_bytes()) == want:
+                out.append((path, f"{group['dest']}/{name}"))
+                continue
+            failures = []
+            for source in group["sources"]:
+                try:
+                    data = _fetch_from(source, name, dead_urls)
+                except (BuildError, KeyError, OSError, subprocess.SubprocessError) as exc:
+                    failures.append(f"  - {_describe(source)}: {exc}")
+                    continue
+                got = sha256_of(data)
+                if got != want:
+                    failures.append(f"  - {_describe(source)}: sha256 {got} does not match the pin {want}")
+                    continue
+                gdir.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(path.suffix + ".part")
+                tmp.write_bytes(data)
+                tmp.replace(path)
+                _log(f"fetched {group['name']} {name} from {_describe(source)}")
+                break
+            else:
+                raise BuildError(
+                    f"could not get runtime file {name} ({group['name']} {group['version']}):\n"
+                    + "\n".join(failures)
+                    + "\nWhat to do: make sure npm and pip can reach their registries (or the CDN is "
+                    f"reachable), then build again; or place the official file at {path} "
+                    "(its sha256 must equal the pin in runtime-pins.json). Never change a pin to "
+                    "match a file you have not checked against the upstream release."
+                )
+            out.append((path, f"{group['dest']}/{name}"))
+    return out
+
+
+# --------------------------------------------------------------------------- bundle
+
+
+def python_sources() -> list[str]:
+    """The package's modules as the worker loads them, relative to py/ (e.g. attention_explorer/core.py)."""
+    pkg = PY_SRC / "attention_explorer"
+    return sorted(p.relative_to(PY_SRC).as_posix() for p in pkg.rglob("*.py"))
+
+
+def worker_config(modules: list[str]) -> dict:
+    """PyScript config for the worker: our modules copied into its file system.
+
+    NumPy is not listed under "packages": that would make PyScript load micropip
+    and packaging first (~1.3 s, RUNTIME.md); the worker loads NumPy straight from
+    Pyodide's lock file instead.
+    """
+    return {"files": {f"./py/{m}": f"./{m}" for m in modules}}
+
+
+def render_page() -> str:
+    """index.html: the template with the first screen pre-rendered by the real views."""
+    from attention_explorer import page
+
+    template = (SITE / "index.html").read_text(encoding="utf-8")
+    return page.fill_template(template, worker_config=worker_config(python_sources()))
+
+
+def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
+    runtime = ensure_runtime(cache)
+    if dist.exists():
+        shutil.rmtree(dist)
+    dist.mkdir(parents=True)
+    for src, rel in runtime:
+        dst = dist / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+    for rel in python_sources():
+        dst = dist / "py" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PY_SRC / rel, dst)
+    for asset in SITE.iterdir():
+        if asset.is_file() and asset.name != "index.html":
+            shutil.copyfile(asset, dist / asset.name)
+    (dist / "index.html").write_text(render_page(), encoding="utf-8")
+    (dist / ".nojekyll").write_text("")  # GitHub Pages: serve files as they are
+    _log(f"wrote {dist}")
+    return dist
+
+
+# --------------------------------------------------------------------------- serve
+
+
+class BundleHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".mjs": "text/javascript", ".js": "text/javascript",
+                      ".wasm": "application/wasm", ".whl": "application/zip",
+                      ".py": "text/plain", ".json": "application/json"}
+
+
+def serve(dist: Path, port: int) -> None:
+    handler = functools.partial(BundleHandler, directory=str(dist))
+    socketserver.TCPServer.allow_reuse_address = True
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
+        print(f"Attention Explorer: http://127.0.0.1:{httpd.server_address[1]}/  (Ctrl-C to stop)", flush=True)
+        try:
+            httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", nargs="?", choices=["build", "serve"], default="build")
+    parser.add_argument("--port", type=int, default=8000, help="port for `serve` (default 8000)")
+    parser.add_argument("--dist", type=Path, default=DIST, help="output folder (default dist/)")
+    args = parser.parse_args(argv)
+    try:
+        dist = build(args.dist)
+    except BuildError as exc:
+        print(f"build failed: {exc}", file=sys.stderr)
+        return 1
+    if args.command == "serve":
+        serve(dist, args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,409 @@
+"""The numerical core of Attention Explorer: one transformer block in plain NumPy.
+
+Contract
+--------
+* Pure functions, NumPy only (plus ``math.erf`` for GELU), float64 throughout:
+  every array argument is cast with ``np.asarray(..., dtype=np.float64)``.
+  No I/O, no global random state; runs unchanged on CPython 3.11+ and on
+  Pyodide (CPython 3.12, NumPy 2.0.2).
+* Weights act on the right, ``x @ w + b`` with ``w`` of shape ``[d_in, d_out]``
+  (the transpose of PyTorch's ``nn.Linear.weight``). Head ``h`` of multi-head
+  attention owns columns ``h*d_head:(h+1)*d_head`` of ``w_q``/``w_k``/``w_v``,
+  the same split ``nn.MultiheadAttention`` makes.
+* ``weights = softmax(q @ k.T / (scale * temperature))``; ``scale`` defaults
+  to sqrt(d_k) (Vaswani et al. 2017), ``temperature`` is the explorer's knob.
+  Only their product matters.
+* Masks are boolean, True where attention is *allowed*. A fully masked row
+  gets all-zero weights and a zero output (PyTorch would give NaN there).
+* Stable: no NaN/inf for temperature in [0.01, 100], scores up to +-1e4 or
+  any mask (softmax subtracts the row max; masked logits are -inf, never a
+  large finite negative that could win a fully masked row).
+* Invalid arguments raise ``ValueError`` whose message names the argument.
+* ``transformer_block`` is the original post-LN block and returns a
+  read-only ``BlockTrace`` of every intermediate, for the views to draw.
+"""
+
+import math
+from dataclasses import dataclass, fields
+from typing import Optional
+
+import numpy as np
+
+ACTIVATIONS = ("relu", "gelu", "swiglu")
+
+
+# --------------------------------------------------------------------------
+# validation helpers (every message starts with the argument's name)
+# --------------------------------------------------------------------------
+
+def _f64(name, x, ndim=None):  # any -> float64 ndarray
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name} must be a real-valued array: {e}") from None
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {a.shape}")
+    return a
+
+
+def _check_shape(name, a, shape):  # raises unless a.shape == shape
+    if a.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {a.shape}")
+
+
+def _positive_finite(name, value):  # scalar -> float > 0
+    a = np.asarray(value)
+    if a.ndim != 0 or a.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be a real scalar, got {value!r}")
+    v = float(a)
+    if not (math.isfinite(v) and v > 0.0):
+        raise ValueError(f"{name} must be positive and finite, got {v!r}")
+    return v
+
+
+def _positive_int(name, value, minimum=1):  # scalar -> int >= minimum
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _bool_mask(mask, shape):  # None | bool array broadcastable to shape -> bool [*shape]
+    if mask is None:
+        return np.ones(shape, dtype=bool)
+    m = np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise ValueError(f"mask must be boolean (True = may attend), got dtype {m.dtype}")
+    try:
+        return np.broadcast_to(m, shape)
+    except ValueError:
+        raise ValueError(f"mask of shape {m.shape} does not broadcast to {tuple(shape)}") from None
+
+
+def _bias(name, b, n):  # None | [n] -> [n]
+    if b is None:
+        return np.zeros(n)
+    b = _f64(name, b)
+    _check_shape(name, b, (n,))
+    return b
+
+
+def _check_activation(activation, allowed):
+    if activation not in allowed:
+        raise ValueError(f"activation must be one of {allowed}, got {activation!r}")
+
+
+# --------------------------------------------------------------------------
+# building blocks
+# --------------------------------------------------------------------------
+
+def softmax(x, axis=-1):  # [..., n] -> [..., n]
+    x = np.asarray(x, dtype=np.float64)
+    m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)  # initial: empty axes are fine too
+    # an all -inf (fully masked) row has max -inf; shift by 0 instead so it
+    # stays -inf -> exp 0 -> zero row, rather than -inf - -inf = NaN
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(x - m)
+    s = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+
+
+def causal_mask(n):  # int -> [n, n] bool
+    n = _positive_int("n", n, minimum=0)
+    return np.tril(np.ones((n, n), dtype=bool))  # token i sees tokens 0..i
+
+
+def scaled_dot_product_attention(q, k, v, *, temperature=1.0, scale=None, mask=None):  # [..., n_q, d_k], [..., n_k, d_k], [..., n_k, d_v] -> ([..., n_q, d_v], [..., n_q, n_k])
+    # mask: bool, broadcastable to [..., n_q, n_k], True = may attend
+    _, _, weights, z, _ = _attention(q, k, v, temperature, scale, mask)
+    return z, weights
+
+
+def _attention(q, k, v, temperature, scale, mask):
+    # -> (scores, scaled_scores, weights, z, scale_used); see scaled_dot_product_attention
+    q, k, v = _f64("q", q), _f64("k", k), _f64("v", v)
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        if a.ndim < 2:
+            raise ValueError(f"{name} must have at least 2 dimensions [..., n, d], got shape {a.shape}")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must share d_k (last axis), got q {q.shape} and k {k.shape}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k and v must share n_k (second-to-last axis), got k {k.shape} and v {v.shape}")
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(f"q, k, v batch axes do not broadcast: {q.shape}, {k.shape}, {v.shape}") from None
+    temperature = _positive_finite("temperature", temperature)
+    scale = math.sqrt(q.shape[-1]) if scale is None else _positive_finite("scale", scale)
+    denom = scale * temperature
+    if not (math.isfinite(denom) and denom > 0.0):
+        raise ValueError(f"scale * temperature must be positive and finite, got {denom!r}")
+    mask = _bool_mask(mask, batch + (q.shape[-2], k.shape[-2]))
+
+    scores = q @ np.swapaxes(k, -1, -2)  # [..., n_q, n_k]
+    scaled = scores / denom
+    # -inf, not a big negative number: a fully masked row must come out zero
+    weights = softmax(np.where(mask, scaled, -np.inf), axis=-1)
+    z = weights @ v  # [..., n_q, d_v]
+    return scores, scaled, weights, z, scale
+
+
+def split_heads(x, n_heads):  # [n, d_model] -> [n_heads, n, d_head]
+    n, d_model = x.shape
+    return x.reshape(n, n_heads, d_model // n_heads).transpose(1, 0, 2)
+
+
+def merge_heads(x):  # [n_heads, n, d_head] -> [n, n_heads * d_head]
+    n_heads, n, d_head = x.shape
+    return x.transpose(1, 0, 2).reshape(n, n_heads * d_head)
+
+
+def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None,
+                         temperature=1.0, scale=None, mask=None):  # [n, d_model] -> ([n, d_model], [n_heads, n, n])
+    # w_* [d_model, d_model], b_* [d_model] (None = 0), mask bool broadcastable to [n_heads, n, n]
+    t = _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask)
+    return t["attn_out"], t["weights"]
+
+
+def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask):
+    # -> dict of every intermediate of multi_head_attention
+    x = _f64("x", x, ndim=2)
+    d_model = x.shape[1]
+    n_heads = _positive_int("n_heads", n_heads)
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
+    ws = {}
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
+        ws[name] = _f64(name, w)
+        _check_shape(name, ws[name], (d_model, d_model))
+    bs = {name: _bias(name, b, d_model) for name, b in (("b_q", b_q), ("b_k", b_k), ("b_v", b_v), ("b_o", b_o))}
+    q = split_heads(x @ ws["w_q"] + bs["b_q"], n_heads)  # [n_heads, n, d_head]
+    k = split_heads(x @ ws["w_k"] + bs["b_k"], n_heads)
+    v = split_heads(x @ ws["w_v"] + bs["b_v"], n_heads)
+    scores, scaled, weights, heads, scale = _attention(q, k, v, temperature, scale, mask)
+    concat = merge_heads(heads)  # [n, d_model]
+    attn_out = concat @ ws["w_o"] + bs["b_o"]
+    return dict(q=q, k=k, v=v, scores=scores, scaled_scores=scaled, weights=weights, head_outputs=heads,
+                concat=concat, attn_out=attn_out, scale=scale, d_head=d_model // n_heads)
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):  # x [..., d], gamma [d], beta [d] -> [..., d]
+    return _layer_norm(x, gamma, beta, eps)[0]
+
+
+def _layer_norm(x, gamma, beta, eps, names=("gamma", "beta")):
+    # -> (out [..., d], mean [...], std [...]) with std = sqrt(biased var + eps), as nn.LayerNorm
+    x = _f64("x", x)
+    if x.ndim < 1:
+        raise ValueError(f"x must have at least 1 dimension, got shape {x.shape}")
+    d = x.shape[-1]
+    gamma, beta = _f64(names[0], gamma), _f64(names[1], beta)
+    _check_shape(names[0], gamma, (d,))
+    _check_shape(names[1], beta, (d,))
+    eps = _positive_finite("eps", eps)
+    mean = np.mean(x, axis=-1)
+    centered = x - mean[..., None]  # two-pass variance: no E[x^2]-E[x]^2 cancellation
+    std = np.sqrt(np.mean(centered * centered, axis=-1) + eps)
+    return centered / std[..., None] * gamma + beta, mean, std
+
+
+# math.erf is correctly rounded to ~1 ulp and exists in Pyodide; NumPy has no
+# erf and SciPy is not loaded in the browser. frompyfunc loops in C over a
+# Python callable: ~1 us per value, fine for our <= 32x1024 activations.
+_erf_ufunc = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x):  # [...] -> [...]
+    return np.asarray(_erf_ufunc(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+
+
+def gelu(x):  # [...] -> [...]
+    x = np.asarray(x, dtype=np.float64)
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))  # exact GELU, = F.gelu(approximate="none")
+
+
+def relu(x):  # [...] -> [...]
+    return np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+
+
+def sigmoid(x):  # [...] -> [...]
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(-np.abs(x))  # never overflows, unlike exp(-x) for x << 0
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def silu(x):  # [...] -> [...]
+    x = np.asarray(x, dtype=np.float64)
+    return x * sigmoid(x)  # a.k.a. swish
+
+
+def _ffn_weights(x, w_1, w_2):  # -> (x [..., d_model], w_1 [d_model, d_ff], w_2 [d_ff, d_model], d_ff)
+    x = _f64("x", x)
+    if x.ndim < 1:
+        raise ValueError(f"x must have a feature axis [..., d_model], got shape {x.shape}")
+    d_model = x.shape[-1]
+    w_1 = _f64("w_1", w_1, ndim=2)
+    if w_1.shape[0] != d_model:
+        raise ValueError(f"w_1 must have shape [d_model={d_model}, d_ff], got {w_1.shape}")
+    d_ff = w_1.shape[1]
+    w_2 = _f64("w_2", w_2)
+    _check_shape("w_2", w_2, (d_ff, d_model))
+    return x, w_1, w_2, d_ff
+
+
+def feed_forward(x, w_1, b_1, w_2, b_2, activation="gelu"):  # [n, d_model], [d_model, d_ff], [d_ff], [d_ff, d_model], [d_model] -> [n, d_model]
+    _check_activation(activation, ("relu", "gelu"))
+    x, w_1, w_2, d_ff = _ffn_weights(x, w_1, w_2)
+    b_1, b_2 = _bias("b_1", b_1, d_ff), _bias("b_2", b_2, x.shape[-1])
+    act = relu if activation == "relu" else gelu
+    return act(x @ w_1 + b_1) @ w_2 + b_2
+
+
+def swiglu(x, w_1, w_gate, w_2):  # [n, d_model], up [d_model, d_ff], gate [d_model, d_ff], down [d_ff, d_model] -> [n, d_model]
+    x, w_1, w_2, d_ff = _ffn_weights(x, w_1, w_2)
+    w_gate = _f64("w_gate", w_gate)
+    _check_shape("w_gate", w_gate, w_1.shape)
+    return (silu(x @ w_gate) * (x @ w_1)) @ w_2  # LLaMA: w2(silu(w1 x) * w3 x), our w_gate = its w1
+
+
+def sinusoidal_positional_encoding(n, d_model):  # int, int -> [n, d_model]
+    n = _positive_int("n", n, minimum=0)
+    d_model = _positive_int("d_model", d_model)
+    pos = np.arange(n, dtype=np.float64)[:, None]  # [n, 1]
+    two_i = 2 * (np.arange(d_model) // 2)  # columns 2i and 2i+1 share an angle; odd d_model just ends on a sin
+    angle = pos / np.power(10000.0, two_i / d_model)  # [n, d_model]
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+# --------------------------------------------------------------------------
+# the transformer block and its trace
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class BlockParams:
+    w_q: np.ndarray  # [d_model, d_model]
+    w_k: np.ndarray  # [d_model, d_model]
+    w_v: np.ndarray  # [d_model, d_model]
+    w_o: np.ndarray  # [d_model, d_model]
+    b_q: np.ndarray  # [d_model]
+    b_k: np.ndarray  # [d_model]
+    b_v: np.ndarray  # [d_model]
+    b_o: np.ndarray  # [d_model]
+    ln1_gamma: np.ndarray  # [d_model]
+    ln1_beta: np.ndarray  # [d_model]
+    w_1: np.ndarray  # [d_model, d_ff] (the "up" projection for swiglu)
+    b_1: np.ndarray  # [d_ff] (unused, may be None, for swiglu)
+    w_2: np.ndarray  # [d_ff, d_model]
+    b_2: np.ndarray  # [d_model]
+    ln2_gamma: np.ndarray  # [d_model]
+    ln2_beta: np.ndarray  # [d_model]
+    w_gate: Optional[np.ndarray] = None  # [d_model, d_ff], swiglu only
+
+    @property
+    def d_model(self):
+        return np.shape(self.w_q)[0]
+
+    @property
+    def d_ff(self):
+        return np.shape(self.w_1)[1]
+
+
+@dataclass(frozen=True, eq=False)
+class BlockTrace:
+    x: np.ndarray  # [n, d_model] input
+    mask: np.ndarray  # [n, n] bool, True = may attend (all True when none given)
+    temperature: float
+    scale: float  # the sqrt(d_k) (or override) actually used
+    activation: str
+    n_heads: int
+    d_head: int
+    q: np.ndarray  # [n_heads, n, d_head]
+    k: np.ndarray  # [n_heads, n, d_head]
+    v: np.ndarray  # [n_heads, n, d_head]
+    scores: np.ndarray  # [n_heads, n, n] raw q @ k.T
+    scaled_scores: np.ndarray  # [n_heads, n, n] scores / (scale * temperature), masked cells NOT replaced
+    weights: np.ndarray  # [n_heads, n, n]
+    head_outputs: np.ndarray  # [n_heads, n, d_head]
+    concat: np.ndarray  # [n, d_model]
+    attn_out: np.ndarray  # [n, d_model] concat @ w_o + b_o
+    resid1: np.ndarray  # [n, d_model] x + attn_out
+    ln1_mean: np.ndarray  # [n]
+    ln1_std: np.ndarray  # [n] sqrt(var + eps)
+    ln1: np.ndarray  # [n, d_model] = h
+    ffn_pre: np.ndarray  # [n, d_ff] h @ w_1 + b_1 (swiglu: h @ w_1)
+    ffn_gate: Optional[np.ndarray]  # [n, d_ff] h @ w_gate (swiglu only, else None)
+    ffn_act: np.ndarray  # [n, d_ff] activation(ffn_pre) (swiglu: silu(ffn_gate) * ffn_pre)
+    ffn_out: np.ndarray  # [n, d_model]
+    resid2: np.ndarray  # [n, d_model] h + ffn_out
+    ln2_mean: np.ndarray  # [n]
+    ln2_std: np.ndarray  # [n]
+    out: np.ndarray  # [n, d_model] block output
+
+    def __post_init__(self):
+        # own a private copy of every array and freeze it, so neither the
+        # caller nor a view can mutate the trace (nor the trace the caller)
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                a = np.array(value, copy=True)
+                a.setflags(write=False)
+                object.__setattr__(self, f.name, a)
+
+    @property
+    def n_tokens(self):
+        return self.x.shape[0]
+
+    @property
+    def d_model(self):
+        return self.x.shape[1]
+
+    @property
+    def d_ff(self):
+        return self.ffn_pre.shape[1]
+
+
+def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=None, activation="gelu", eps=1e-5):  # [n, d_model] -> BlockTrace
+    # params: BlockParams; mask: bool broadcastable to [n, n], shared by all heads
+    _check_activation(activation, ACTIVATIONS)
+    x = _f64("x", x, ndim=2)
+    n, d_model = x.shape
+    p = params
+    if activation == "swiglu" and p.w_gate is None:
+        raise ValueError("w_gate is required for activation='swiglu'")
+    mask = _bool_mask(mask, (n, n))  # one mask shared by all heads, stored in the trace
+
+    # attention sublayer, post-LN (Vaswani et al. 2017): h = LayerNorm(x + MHA(x))
+    a = _mha(x, p.w_q, p.w_k, p.w_v, p.w_o, n_heads, p.b_q, p.b_k, p.b_v, p.b_o, temperature, scale, mask)
+    resid1 = x + a["attn_out"]
+    h, ln1_mean, ln1_std = _layer_norm(resid1, p.ln1_gamma, p.ln1_beta, eps, ("ln1_gamma", "ln1_beta"))
+
+    # feed-forward sublayer: out = LayerNorm(h + FFN(h))
+    h, w_1, w_2, d_ff = _ffn_weights(h, p.w_1, p.w_2)
+    b_2 = _bias("b_2", p.b_2, d_model)
+    if activation == "swiglu":
+        w_gate = _f64("w_gate", p.w_gate)
+        _check_shape("w_gate", w_gate, (d_model, d_ff))
+        # b_1 is unused: gated FFNs (LLaMA) have no hidden bias; b_2 is kept so
+        # the three activations differ only inside the hidden layer
+        ffn_pre = h @ w_1
+        ffn_gate = h @ w_gate
+        ffn_act = silu(ffn_gate) * ffn_pre
+    else:
+        b_1 = _bias("b_1", p.b_1, d_ff)
+        ffn_pre = h @ w_1 + b_1
+        ffn_gate = None
+        ffn_act = relu(ffn_pre) if activation == "relu" else gelu(ffn_pre)
+    ffn_out = ffn_act @ w_2 + b_2
+    resid2 = h + ffn_out
+    out, ln2_mean, ln2_std = _layer_norm(resid2, p.ln2_gamma, p.ln2_beta, eps, ("ln2_gamma", "ln2_beta"))
+
+    return BlockTrace(
+        x=x, mask=mask, temperature=float(temperature), scale=float(a["scale"]), activation=activation,
+        n_heads=int(n_heads), d_head=a["d_head"],
+        q=a["q"], k=a["k"], v=a["v"], scores=a["scores"], scaled_scores=a["scaled_scores"],
+        weights=a["weights"], head_outputs=a["head_outputs"], concat=a["concat"], attn_out=a["attn_out"],
+        resid1=resid1, ln1_mean=ln1_mean, ln1_std=ln1_std, ln1=h,
+        ffn_pre=ffn_pre, ffn_gate=ffn_gate, ffn_act=ffn_act, ffn_out=ffn_out,
+        resid2=resid2, ln2_mean=ln2_mean, ln2_std=ln2_std, out=out,
+    )

@@ -1,0 +1,30 @@
+"""A colour-blind-safe sequential scale (viridis) for weights in [0, 1].
+
+Viridis is perceptually uniform and readable with the common colour-vision
+deficiencies and in greyscale. Eleven anchors from matplotlib's table,
+linearly interpolated.
+"""
+from __future__ import annotations
+
+_VIRIDIS = (  # (r, g, b) at 0.0, 0.1, ..., 1.0
+    (68, 1, 84), (72, 36, 117), (65, 68, 135), (53, 95, 141), (42, 120, 142), (33, 145, 140),
+    (34, 168, 132), (68, 191, 112), (122, 209, 81), (189, 223, 38), (253, 231, 37),
+)
+
+
+def viridis(t: float) -> str:
+    """CSS hex colour for t in [0, 1] (clamped)."""
+    t = min(1.0, max(0.0, float(t))) * (len(_VIRIDIS) - 1)
+    i = min(int(t), len(_VIRIDIS) - 2)
+    f = t - i
+    a, b = _VIRIDIS[i], _VIRIDIS[i + 1]
+    return "#" + "".join(f"{round(x + (y - x) * f):02x}" for x, y in zip(a, b))
+
+
+def text_on(t: float) -> str:
+    """Readable label colour on top of viridis(t): dark on the light end, light on the dark end."""
+    return "#111" if t >= 0.55 else "#fff"
+
+
+# Distinct, colour-blind-safe hues for heads (Okabe & Ito 2008).
+HEAD_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")

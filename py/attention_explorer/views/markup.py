@@ -1,0 +1,54 @@
+"""Escaping and number formatting: the one place text becomes markup.
+
+Every string that came from a reader, a URL or the model's lexicon passes through
+`esc` (element text) or `attr` (attribute values) before it reaches markup; views
+never build markup from raw text any other way.
+"""
+from __future__ import annotations
+
+import html
+import math
+
+
+def esc(text) -> str:
+    """Escape text for element content (quotes too, so it is also safe in attributes)."""
+    return html.escape(str(text), quote=True)
+
+
+def attr(**attrs) -> str:
+    """' name="value"' pairs, escaped; None and False are left out, True gives a bare name.
+
+    Underscores in names become hyphens (data_i -> data-i); a trailing one is
+    dropped (class_ -> class).
+    """
+    parts = []
+    for name, value in attrs.items():
+        if value is None or value is False:
+            continue
+        name = name.rstrip("_").replace("_", "-")
+        parts.append(f" {name}" if value is True else f' {name}="{esc(value)}"')
+    return "".join(parts)
+
+
+def num(x: float, digits: int = 2) -> str:
+    """A number as readers see it: fixed decimals, a real minus sign, no '-0.00'."""
+    if not math.isfinite(x):
+        return "−∞" if x < 0 else ("∞" if x > 0 else "NaN")
+    s = f"{x:.{digits}f}"
+    if float(s) == 0:
+        s = s.lstrip("-")
+    return s.replace("-", "−")
+
+
+def data_num(x: float) -> str:
+    """A number for a data-* attribute: plain decimal (no exponent), enough digits to check."""
+    return f"{float(x):.12f}"
+
+
+def pct(w: float, digits: int = 1) -> str:
+    return f"{100 * w:.{digits}f} %"
+
+
+def clip_label(text: str, width: int = 12) -> str:
+    """Shorten a token for an axis label; the full token stays in the <title>."""
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,141 @@
+"""Shared fixtures. Unit tests need none of this; browser tests use `bundle`, `explorer`.
+
+Browser tests drive Debian's Chromium through Playwright against dist/ built by
+build.py and served on 127.0.0.1 under a sub-path (as GitHub Pages serves a
+project site), with the real Pyodide and NumPy. Every page the fixtures open
+records console errors, page errors and any request to another host; a test
+fails if any happened.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "py"))
+sys.path.insert(0, str(ROOT))
+
+SUBPATH = "/attention-explorer/"
+CHROMIUM = os.environ.get("AE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-gpu", "--no-first-run"]
+READY_TIMEOUT_MS = 120_000  # Pyodide + NumPy boot takes seconds on a 2-core machine; allow for load
+
+
+class SubpathHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves a folder only under SUBPATH; anything else is a 404 (catches absolute URLs)."""
+
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm",
+                      ".whl": "application/zip", ".py": "text/plain", ".json": "application/json"}
+
+    def translate_path(self, path):
+        if not path.startswith(SUBPATH):
+            return "/nonexistent/outside-the-subpath"
+        return super().translate_path("/" + path[len(SUBPATH):])
+
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+
+def serve_folder(folder: Path, handler=SubpathHandler):
+    h = functools.partial(handler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def bundle(tmp_path_factory):
+    """dist/ built once per test session into a temporary folder (runtime from the cache)."""
+    import build
+
+    return build.build(dist=tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="session")
+def server(bundle):
+    srv = serve_folder(bundle)
+    yield srv
+    srv.shutdown()
+
+
+@pytest.fixture(scope="session")
+def base_url(server):
+    return f"http://127.0.0.1:{server.server_address[1]}{SUBPATH}"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: run `bash .ci/run` or `apt-get install -y chromium`")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class PageProblems:
+    """Console errors, page errors and requests to other hosts seen by one page."""
+
+    def __init__(self, page, allowed_origins: tuple[str, ...]):
+        self.items: list[str] = []
+        self.allowed = allowed_origins
+        page.on("console", lambda m: m.type == "error" and self.items.append(f"console error: {m.text}"))
+        page.on("pageerror", lambda e: self.items.append(f"page error: {e}"))
+        page.on("request", self._on_request)
+
+    def _on_request(self, request):
+        url = request.url
+        if url.startswith("blob:") or url.startswith("data:"):
+            url = url.split(":", 1)[1] if url.startswith("blob:") else ""
+        if url and not url.startswith(self.allowed):
+            self.items.append(f"request to another host: {request.url}")
+
+    def assert_none(self):
+        assert not self.items, "the page reported problems:\n" + "\n".join(self.items)
+
+
+def open_page(browser, url: str, *, viewport=None, color_scheme="light", allowed_origins=None):
+    """A new context + page at url with problem tracking; returns (context, page, problems)."""
+    origin = url.split("/", 3)
+    allowed = allowed_origins or ("/".join(origin[:3]) + "/",)
+    context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900},
+                                  color_scheme=color_scheme)
+    page = context.new_page()
+    problems = PageProblems(page, allowed)
+    page.goto(url)
+    return context, page, problems
+
+
+def wait_ready(page, timeout=READY_TIMEOUT_MS):
+    """Wait for the page's explicit readiness signal; fail at once on the error state."""
+    page.wait_for_function("['ready','error'].includes(document.documentElement.dataset.state)",
+                           timeout=timeout)
+    state = page.evaluate("document.documentElement.dataset.state")
+    assert state == "ready", f"runtime failed: {page.inner_text('#runtime-status')}"
+
+
+@pytest.fixture(scope="module")
+def explorer(browser, base_url):
+    """One page load shared by a module's tests: (page, problems), ready."""
+    context, page, problems = open_page(browser, base_url)
+    wait_ready(page)
+    yield page, problems
+    context.close()
+
+
+@pytest.fixture
+def live(explorer):
+    """The shared ready page; each test using it also fails on any page problem."""
+    page, problems = explorer
+    yield page
+    problems.assert_none()
