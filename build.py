@@ -28,7 +28,6 @@ import argparse
 import base64
 import functools
 import hashlib
-import html
 import http.server
 import io
 import json
@@ -225,6 +224,10 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
     for asset in SITE.iterdir():
         if asset.is_file() and asset.name != "index.html":
             shutil.copyfile(asset, dist / asset.name)
+    # one stylesheet: the base, then each view's own rules (site/css/*.css, in name order)
+    css = [(SITE / "style.css").read_text(encoding="utf-8")]
+    css += [p.read_text(encoding="utf-8") for p in sorted((SITE / "css").glob("*.css"))]
+    (dist / "style.css").write_text("\n".join(css), encoding="utf-8")
     (dist / "index.html").write_text(render_page(), encoding="utf-8")
     (dist / ".nojekyll").write_text("")  # GitHub Pages: serve files as they are
     _log(f"wrote {dist}")

@@ -42,6 +42,16 @@ function applyResponse(res) {
     else if (el.type === "text" && el === document.activeElement) continue; // never fight the caret
     else if (el.value !== String(value)) el.value = String(value);
   }
+  if (res.focus) {
+    // the stepper chose a stage: bring its section into view and mark it current
+    const section = document.getElementById(res.focus);
+    for (const el of document.querySelectorAll(".is-focused-stage")) el.classList.remove("is-focused-stage");
+    if (section) {
+      section.classList.add("is-focused-stage");
+      const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+      section.scrollIntoView({ behavior: smooth ? "smooth" : "auto", block: "start" });
+    }
+  }
   const msg = document.getElementById("input-message");
   msg.textContent = res.message || "";
   for (const el of document.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
@@ -110,6 +120,20 @@ document.addEventListener("change", (e) => {
   if (el) send(eventFrom(el));
 });
 
+// Files the worker needs. Checked from the main thread while the worker boots,
+// because a missing file makes Pyodide's start-up hang inside the worker rather
+// than fail; this way the reader gets a message naming the file at once.
+const RUNTIME_FILES = ["vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.js",
+  "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json"];
+
+async function preflight() {
+  if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
+  await Promise.all(RUNTIME_FILES.map(async (path) => {
+    const res = await fetch(path, { method: "HEAD", cache: "no-store" });
+    if (!res.ok) throw new Error(`could not download ${path} (HTTP ${res.status})`);
+  }));
+}
+
 async function start() {
   const timer = setTimeout(() => {
     if (root.dataset.state === "loading")
@@ -120,7 +144,10 @@ async function start() {
     const { PyWorker } = await import("./vendor/pyscript/core.js");
     const config = document.getElementById("worker-config").textContent;
     const version = new URL("./vendor/pyodide/pyodide.mjs", document.baseURI).href;
-    const w = await PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config });
+    const [w] = await Promise.all([
+      PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
+      preflight(),
+    ]);
     progress("Loading NumPy…", 1);
     await w.sync.load_numpy();
     progress("Computing attention in Python…", 2);
@@ -140,3 +167,59 @@ async function start() {
 }
 
 start();
+
+// Tooltips: any element with data-tip (text written by the Python views) shows it
+// on hover or keyboard focus. Text only, via textContent.
+const tip = document.createElement("div");
+tip.id = "tooltip";
+tip.setAttribute("role", "tooltip");
+tip.hidden = true;
+document.body.append(tip);
+
+function showTip(el) {
+  tip.textContent = el.dataset.tip;
+  tip.hidden = false;
+  const r = el.getBoundingClientRect();
+  const w = tip.offsetWidth, h = tip.offsetHeight;
+  const left = Math.min(Math.max(8, r.left + r.width / 2 - w / 2), window.innerWidth - w - 8);
+  const top = r.top - h - 8 >= 0 ? r.top - h - 8 : r.bottom + 8;
+  tip.style.left = `${left + window.scrollX}px`;
+  tip.style.top = `${top + window.scrollY}px`;
+  el.setAttribute("aria-describedby", "tooltip");
+}
+function hideTip() { tip.hidden = true; }
+document.addEventListener("pointerover", (e) => {
+  const el = e.target.closest && e.target.closest("[data-tip]");
+  if (el) showTip(el); else hideTip();
+});
+document.addEventListener("focusin", (e) => {
+  const el = e.target.closest && e.target.closest("[data-tip]");
+  if (el) showTip(el); else hideTip();
+});
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape") hideTip();
+  // Left/Right inside a [data-arrow-keys] widget (the stepper) press its prev/next buttons.
+  const widget = e.target.closest && e.target.closest("[data-arrow-keys]");
+  if (widget && (e.key === "ArrowLeft" || e.key === "ArrowRight")) {
+    const btn = widget.querySelector(`[data-arrow="${e.key === "ArrowLeft" ? "prev" : "next"}"]`);
+    if (btn && !btn.disabled) {
+      e.preventDefault();
+      send(eventFrom(btn));
+    }
+    return;
+  }
+  // Arrow keys move focus within a grid of cells (data-i / data-j), e.g. a heatmap.
+  const cell = e.target.closest && e.target.closest("[data-grid-cell]");
+  if (!cell || !["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight"].includes(e.key)) return;
+  const di = { ArrowUp: -1, ArrowDown: 1 }[e.key] || 0;
+  const dj = { ArrowLeft: -1, ArrowRight: 1 }[e.key] || 0;
+  const grid = cell.closest("[data-grid]");
+  const next = grid && grid.querySelector(
+    `[data-grid-cell][data-i="${Number(cell.dataset.i) + di}"][data-j="${Number(cell.dataset.j) + dj}"]`);
+  if (next) {
+    e.preventDefault();
+    cell.setAttribute("tabindex", "-1");
+    next.setAttribute("tabindex", "0");
+    next.focus();
+  }
+});

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import model, state as st
-from .views import attention_matrix, controls, explain
+from .views import (affinity, attention_matrix, controls, embedding, explain, ffn, layernorm,
+                    multihead, routing, stepper, why)
 from .views.markup import esc
 
 
@@ -28,14 +29,31 @@ def _fields(*names: str) -> frozenset:
 
 
 MODEL_INPUTS = ("text", "temperature", "dk_scale", "causal", "activation")  # what changes the trace
+H = model.HEADS
 
 PANELS: dict[str, Panel] = {
     "token-chips": Panel(controls.render_token_chips, _fields("text", "query")),
-    "head-info": Panel(lambda s, c: explain.head_info(s, model.HEADS), _fields("head")),
     "preset-info": Panel(lambda s, c: explain.preset_info(s, model.PRESETS), _fields("text")),
-    "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, model.HEADS),
-                              _fields(*MODEL_INPUTS, "query", "head")),
+    "stepper": Panel(stepper.render, _fields("stage")),
+    "embedding": Panel(embedding.render, _fields("text", "query")),
+    "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, H), _fields(*MODEL_INPUTS, "query", "head")),
+    "head-info": Panel(lambda s, c: explain.head_info(s, H), _fields("head")),
+    "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, H), _fields(*MODEL_INPUTS, "query", "head")),
+    "affinity": Panel(lambda s, c: affinity.render(s, c, H), _fields(*MODEL_INPUTS, "query", "head")),
+    "routing": Panel(lambda s, c: routing.render(s, c, H),
+                     _fields(*MODEL_INPUTS, "query", "head", "routing_all_heads")),
+    "head-multiples": Panel(lambda s, c: attention_matrix.render_small_multiples(s, c, H),
+                            _fields(*MODEL_INPUTS, "query", "head")),
+    "why-scale": Panel(why.render_scale_demo, _fields("demo_dk")),
+    "multihead": Panel(lambda s, c: multihead.render(s, c, H), _fields(*MODEL_INPUTS, "query", "head")),
+    "layernorm": Panel(layernorm.render, _fields(*MODEL_INPUTS, "query")),
+    "ffn": Panel(ffn.render, _fields(*MODEL_INPUTS, "query")),
 }
+
+
+def stage_section(state: st.State) -> str:
+    """The id of the page section the stepper's current stage brings into focus."""
+    return stepper.STAGE_SECTIONS[state.stage]
 
 
 def changed_fields(old: st.State, new: st.State) -> set[str]:
@@ -75,6 +93,7 @@ def fill_template(template: str, *, worker_config: dict, state: st.State | None 
         out = out.replace(marker, markup)
     out = out.replace("<!--controls-->", controls.render_controls(state, model.HEADS, model.PRESETS,
                                                                   model.CONFIG.max_tokens))
+    out = out.replace("<!--scale-demo-controls-->", why.render_scale_demo_controls(state))
     out = out.replace("<!--designed-not-trained-->", esc(model.DESIGNED_NOT_TRAINED))
     config = json.dumps(worker_config, sort_keys=True).replace("</", "<\\/")
     out = out.replace("<!--worker-config-->", config)

@@ -17,6 +17,7 @@ from . import core, model, tokens
 
 TEMPERATURE_RANGE = (0.05, 5.0)  # the slider's range; T < 0.05 is indistinguishable from argmax here
 DK_SCALE_RANGE = (0.5, 32.0)     # √d_k slider: from "barely scaled" to 4x the true √d_k
+DEMO_DK_RANGE = (1, 512)          # the √d_k demo's d_k slider
 ACTIVATIONS = ("relu", "gelu", "swiglu")
 TRUE_DK_SCALE = math.sqrt(model.CONFIG.d_head)  # √d_k of the model (8.0 for d_k = 64)
 
@@ -39,7 +40,9 @@ class State:
     dk_scale: float = TRUE_DK_SCALE       # the √d_k actually divided by
     causal: bool = False                  # hide future keys (decoder-style)
     activation: str = "gelu"              # the FFN nonlinearity
-    stage: int = 0                        # layer-flow stepper position
+    stage: int = 0                        # layer-flow stepper position (index into STAGES)
+    routing_all_heads: bool = False       # routing panel: all heads colour-coded, or the selected one
+    demo_dk: int = 64                     # "why divide by √d_k" demo: the d_k of its random vectors
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -50,8 +53,9 @@ class State:
 class Computed:
     """Everything the views draw for one state: the tokens, the embedding, the block's trace."""
     tokens: tuple[str, ...]
-    embedding: "model.Embedding"
-    trace: "core.BlockTrace"
+    embedding: "model.Embedding"   # token_embedding, positional, x: [n, d_model]
+    trace: "core.BlockTrace"       # every intermediate of the block
+    params: "core.BlockParams"     # the weights (views show W_O's shape, γ, β)
 
 
 @lru_cache(maxsize=64)
@@ -59,7 +63,7 @@ def _forward(toks: tuple[str, ...], temperature: float, dk_scale: float, causal:
              activation: str) -> Computed:
     embedding, trace = model.forward(list(toks), temperature=temperature, scale=dk_scale,
                                      causal=causal, activation=activation)
-    return Computed(toks, embedding, trace)
+    return Computed(toks, embedding, trace, model.block_params())
 
 
 def compute(state: State) -> Computed:
@@ -116,6 +120,11 @@ def apply_event(state: State, event: dict) -> State:
         return dataclasses.replace(state, activation=value)
     if kind == "set_stage":
         return dataclasses.replace(state, stage=_index(value, "stage", len(STAGES)))
+    if kind == "set_routing_all":
+        return dataclasses.replace(state, routing_all_heads=str(value).lower() in ("true", "1", "on"))
+    if kind == "set_demo_dk":
+        lo, hi = DEMO_DK_RANGE
+        return dataclasses.replace(state, demo_dk=int(round(_number(value, "demo_dk", lo, hi))))
     if kind == "preset":
         preset = next((p for p in model.PRESETS if p.id == value), None)
         if preset is None:

@@ -10,7 +10,8 @@ browser; everything it calls is pure and tested in CPython.
     dispatch(event)   -> response               (event: {"type": ..., "value": ...})
 
 A response is {"panels": {panel id: markup}, "values": {control id: value},
-"message": str, "field": str}. On bad input the state and every panel stay as
+"message": str, "field": str, "focus": section id or ""} ("focus": the stepper
+moved, so the bridge brings that section into view). On bad input the state and every panel stay as
 they were and "message" says what to fix.
 """
 from __future__ import annotations
@@ -54,9 +55,10 @@ def dispatch(event):
     except st.InputError as exc:
         return {"panels": {}, "values": {}, "message": exc.message, "field": exc.field}
     redraw = page.panels_to_redraw(_state, new)
+    focus = page.stage_section(new) if event.get("type") == "set_stage" else ""
     _state = new
     return {"panels": page.render_panels(new, only=redraw), "values": page.control_values(new),
-            "message": "", "field": ""}
+            "message": "", "field": "", "focus": focus}
 
 
 __export__ = ["load_numpy", "boot", "dispatch"]

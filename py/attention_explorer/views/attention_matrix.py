@@ -1,32 +1,162 @@
-"""The attention weight matrix A of one head as an SVG heatmap.
+"""The attention weight matrix A of one head as an SVG heatmap, and all heads side by side.
 
-Rows are queries i, columns are keys j, colour is A_ij from 0 to 100 % on a
-colour-blind-safe scale. The query row is outlined. Every cell carries data-i,
-data-j and data-weight (the trace's number) so tests and tooltips can read it.
+What it teaches: row i is where query token i looks. Each row is a softmax, so
+it sums to 100 %; colour is A_ij on a colour-blind-safe scale (viridis). The
+query row is outlined. Every cell is one hover or focus away from its
+derivation: Q_i·K_j, divided by √d_k·T, exp(· − row max), divided by the row
+sum. With a causal mask, cells right of the diagonal are hatched: a token may
+not look at the future.
+
+Hooks (tests and the bridge rely on them): the heatmap is
+svg[data-view="attention-matrix"] with data-head, data-temperature,
+data-dk-scale, data-query; one rect per cell with data-i (query), data-j (key),
+data-weight (the trace's number as a decimal); .query-outline[data-query-row];
+row labels carry data-event="set_query" data-token-index=i. Cells form a
+roving-tabindex grid (data-grid / data-grid-cell): arrow keys move, Tab leaves.
+
+`render_small_multiples` draws every head's matrix as a compact button that
+selects the head: "why several heads" at a glance.
 """
 from __future__ import annotations
 
-from .colors import text_on, viridis
+import numpy as np
+
+from .colors import HEAD_COLORS, text_on, viridis
 from .markup import attr, clip_label, data_num, esc, num, pct
 
-CELL = 40          # px per cell in viewBox units
+CELL = 40          # px per cell in viewBox units (short sentences)
+MIN_CELL = 18      # ... shrinking to this for 32 tokens, so the matrix fits one page column
+GRID_BUDGET = 560  # viewBox units the cells may take before they shrink
 LABEL = 96         # px reserved for row labels (left) and column labels (top)
 LEGEND_H = 44      # px below the grid for the 0-100 % legend
+MIN_SCALE = 0.9    # never draw smaller than 0.9 px per unit: 12-13 unit text stays >= 11 px (the
+                   # figure scrolls sideways on a phone instead)
+THUMB_LEVELS = 40  # small multiples: colour steps (weights rounded to 2.5 %, invisible at thumbnail size)
 
 
-def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, cell: int = CELL,
-                         label: int = LABEL, legend: bool = True, view: str = "attention-matrix",
-                         interactive: bool = True) -> str:
-    """weights [n, n] (rows sum to 1 or 0 when fully masked); mask [n, n] bool, True = allowed."""
+def cell_size(n: int) -> int:
+    """Cell side for an n-token matrix: 40 up to 14 tokens, then shrinking to 18 at 32."""
+    return max(MIN_CELL, min(CELL, GRID_BUDGET // max(n, 1)))
+
+
+def size_style(width: float) -> str:
+    """Inline sizing for a viewBox `width` wide: fill the column, but keep text readable.
+
+    min-width keeps text >= ~11 px on phones (the .figure scrolls); max-width stops
+    a 3-token matrix from being blown up to poster size.
+    """
+    return f"min-width:{round(width * MIN_SCALE)}px;max-width:{round(width * 1.35)}px"
+
+
+# --------------------------------------------------------------------------
+# the softmax's pieces, for display
+# --------------------------------------------------------------------------
+
+def softmax_pieces(scaled_row, allowed_row, weights_row):  # [n], [n] bool, [n] -> (float, [n], float)
+    """(row max m, exp(s_j − m) per key (0 where masked), their sum) for one row of the trace.
+
+    Display only. core.softmax turns scaled scores into weights in one step and the
+    trace keeps only its result; a tooltip that shows *how* a weight is made needs
+    the intermediate pieces. So this takes the trace's own scaled scores, leaves out
+    masked keys (core gives them −inf, i.e. exp = 0), calls np.exp, and asserts
+    that piece / sum reproduces the trace's weights: the pieces shown can never
+    disagree with the weights drawn. It computes no weight the page uses.
+    """
+    scaled = np.asarray(scaled_row, dtype=np.float64)
+    allowed = np.asarray(allowed_row, dtype=bool)
+    weights = np.asarray(weights_row, dtype=np.float64)
+    if not allowed.any():  # a fully masked row: core defines its weights as 0
+        return 0.0, np.zeros_like(scaled), 0.0
+    row_max = float(np.max(scaled[allowed]))
+    shifted = np.where(allowed, scaled - row_max, 0.0)  # masked: 0 here, zeroed below (no overflow)
+    exps = np.where(allowed, np.exp(shifted), 0.0)
+    row_sum = float(np.sum(exps))
+    assert np.allclose(exps / row_sum, weights, rtol=1e-9, atol=1e-12), \
+        "softmax_pieces: exp(s − max) / sum does not reproduce the trace's weights"
+    return row_max, exps, row_sum
+
+
+def _quoted(tok: str) -> str:
+    return f"“{tok}”"
+
+
+def row_tips(tokens, trace, h: int, i: int, pieces=None) -> list[str]:
+    """Tooltip texts (plain, \\n line breaks) deriving A_ij of head h for every key j of row i.
+
+    pieces: softmax_pieces(...) of row i, if the caller has it already. Strings that
+    repeat across a row are formatted once: a 32-token matrix has 1024 of these.
+    """
     n = len(tokens)
+    if pieces is None:
+        pieces = softmax_pieces(trace.scaled_scores[h, i], trace.mask[i], trace.weights[h, i])
+    row_max, exps, row_sum = pieces
+    scores = trace.scores[h, i].tolist()           # [n] plain floats: faster to format than NumPy scalars
+    scaled = trace.scaled_scores[h, i].tolist()    # [n]
+    weights = trace.weights[h, i].tolist()         # [n]
+    allowed = trace.mask[i].tolist()               # [n]
+    exps = exps.tolist()
+    query = f"A[{i},"
+    head_tail = f"]: query {_quoted(tokens[i])} ({i}) → key "
+    divide = f"÷ (√d_k·T) = ÷ ({num(float(trace.scale), 2)} × {num(float(trace.temperature), 2)}) = "
+    dims = f"  (dot product of {trace.d_head}-dim vectors)"
+    minus_max = f" − row max {num(row_max, 3)}) = "
+    row_sum_s = f"÷ row sum {num(row_sum, 4)} = "
+    tips = []
+    for j in range(n):
+        head = f"{query}{j}{head_tail}{_quoted(tokens[j])} ({j})"
+        if not allowed[j]:
+            tips.append(f"{head}\nmasked (future token): weight 0 %.\nThe causal mask drops keys after the "
+                        f"query before the softmax; its Q·K = {num(scores[j], 2)} goes unused.")
+            continue
+        s_j = num(scaled[j], 3)
+        tips.append(f"{head}\nQ·K = {num(scores[j], 2)}{dims}\n{divide}{s_j}\n"
+                    f"exp({s_j}{minus_max}{num(exps[j], 4)}\n{row_sum_s}{num(weights[j], 4)} = {pct(weights[j])}")
+    return tips
+
+
+def matrix_tips(tokens, trace, h: int) -> list[list[str]]:
+    """Derivation tooltips for every cell of head h: [n][n] strings."""
+    return [row_tips(tokens, trace, h, i) for i in range(len(tokens))]
+
+
+def strongest_key(weights_row, allowed_row) -> int:
+    """The key with the largest weight in one row (first on ties); the query itself if all masked."""
+    w = np.where(np.asarray(allowed_row, dtype=bool), np.asarray(weights_row, dtype=np.float64), -1.0)
+    return int(np.argmax(w))
+
+
+# --------------------------------------------------------------------------
+# the heatmap
+# --------------------------------------------------------------------------
+
+def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, cell: int | None = None,
+                         label: int = LABEL, legend: bool = True, view: str = "attention-matrix",
+                         interactive: bool = True, meta: dict | None = None,
+                         tips: list[list[str]] | None = None, id_prefix: str | None = None) -> str:
+    """weights [n, n] (rows sum to 1 or 0 when fully masked); mask [n, n] bool, True = allowed.
+
+    tips: optional [n][n] tooltip texts (see matrix_tips); without them a cell's tip
+    is just its percentage. id_prefix: makes the SVG's defs ids unique when one
+    page holds several instances (default: the view name).
+    """
+    n = len(tokens)
+    cell = cell or cell_size(n)
+    ids = id_prefix or view
+    masked_id, scale_id = f"{ids}-masked", f"{ids}-weight-scale"
     size = n * cell
+    any_masked = not bool(np.all(mask))
     width, height = label + size + 8, label + size + (LEGEND_H if legend else 8)
     show_numbers = cell >= 30 and n <= 14
-    out = [f'<svg{attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap", data_n=n, data_query=query, aria_label=f"Attention weights of the {head_name} head: rows are queries, columns are keys")}>']
+    focus_j = strongest_key(weights[query], mask[query]) if n else 0
+    out = [f'<svg{attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap", data_n=n, data_query=query, aria_label=f"Attention weights of the {head_name} head: rows are queries, columns are keys", style=size_style(width), **(meta or {}))}>']
+    out.append(f'<defs><pattern id="{masked_id}" width="6" height="6" patternUnits="userSpaceOnUse" '
+               'patternTransform="rotate(45)"><rect width="6" height="6" class="masked-bg"/>'
+               '<line x1="0" y1="0" x2="0" y2="6" class="masked-line"/></pattern></defs>')
     # column labels (keys), rotated
     for j, tok in enumerate(tokens):
         x = label + j * cell + cell / 2
-        out.append(f'<text class="col-label" transform="translate({x:.1f},{label - 6}) rotate(-55)">'
+        cls = "col-label is-query" if j == query else "col-label"
+        out.append(f'<text class="{cls}" transform="translate({x:.1f},{label - 6}) rotate(-55)">'
                    f'<title>key {j}: {esc(tok)}</title>{esc(clip_label(tok))}</text>')
     # row labels (queries): clicking one makes it the query
     for i, tok in enumerate(tokens):
@@ -34,42 +164,122 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
         cls = "row-label is-query" if i == query else "row-label"
         ev = attr(data_event="set_query", data_token_index=i) if interactive else ""
         out.append(f'<text{attr(class_=cls)}{ev} x="{label - 8}" y="{y:.1f}" text-anchor="end" '
-                   f'dominant-baseline="central"><title>query {i}: {esc(tok)}</title>{esc(clip_label(tok))}</text>')
+                   f'dominant-baseline="central"><title>query {i}: {esc(tok)} (click to make it the query)</title>'
+                   f'{esc(clip_label(tok))}</text>')
+    # cells: a roving-tabindex grid; the query row's strongest key is the one Tab reaches
+    out.append(f'<g{attr(class_="cells", data_grid=interactive)}>')
     for i in range(n):
         for j in range(n):
             w = float(weights[i][j])
             allowed = bool(mask[i][j])
             x, y = label + j * cell, label + i * cell
-            fill = viridis(w) if allowed else "url(#masked)"
-            title = (f"query {esc(tokens[i])} → key {esc(tokens[j])}: {pct(w)}" if allowed
-                     else f"query {esc(tokens[i])} → key {esc(tokens[j])}: masked (future token)")
-            out.append(f'<rect{attr(class_="cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None)}>'
-                       f"<title>{title}</title></rect>")
+            fill = viridis(w) if allowed else f"url(#{masked_id})"
+            tip = (tips[i][j] if tips else
+                   f"query {_quoted(tokens[i])} → key {_quoted(tokens[j])}: "
+                   + (pct(w) if allowed else "masked (future token)"))
+            out.append(f'<rect{attr(class_="cell is-light" if allowed and text_on(w) != "#fff" else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=(0 if (i, j) == (query, focus_j) else -1) if interactive else None, data_tip=tip)}/>')
             if show_numbers and allowed:
-                out.append(f'<text class="cell-value" x="{x + cell / 2}" y="{y + cell / 2}" fill="{text_on(w)}" '
+                shade = "on-light" if text_on(w) != "#fff" else "on-dark"  # a class: CSS text fill beats attributes
+                out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" '
                            f'text-anchor="middle" dominant-baseline="central">{num(100 * w, 0)}</text>')
+    out.append("</g>")
     out.append(f'<rect class="query-outline" data-query-row="{query}" x="{label - 2}" y="{label + query * cell - 1}" '
                f'width="{size + 4}" height="{cell + 2}" fill="none"/>')
     if legend:
-        out.append(_legend(label, label + size + 14, size))
-    out.append('<defs><pattern id="masked" width="6" height="6" patternUnits="userSpaceOnUse" '
-               'patternTransform="rotate(45)"><rect width="6" height="6" class="masked-bg"/>'
-               '<line x1="0" y1="0" x2="0" y2="6" class="masked-line"/></pattern></defs>')
+        out.append(_legend(label, label + size + 14, size, scale_id, masked_id if any_masked else None))
     out.append("</svg>")
     return "".join(out)
 
 
-def _legend(x: float, y: float, width: float) -> str:
+def _legend(x: float, y: float, width: float, scale_id: str, masked_id: str | None) -> str:
     stops = "".join(f'<stop offset="{k * 10}%" stop-color="{viridis(k / 10)}"/>' for k in range(11))
-    return (f'<g class="legend" aria-hidden="true"><defs><linearGradient id="weight-scale">{stops}</linearGradient></defs>'
-            f'<rect x="{x}" y="{y}" width="{width}" height="10" fill="url(#weight-scale)"/>'
-            f'<text x="{x}" y="{y + 24}" class="legend-label">0 %</text>'
-            f'<text x="{x + width / 2}" y="{y + 24}" text-anchor="middle" class="legend-label">weight A_ij</text>'
-            f'<text x="{x + width}" y="{y + 24}" text-anchor="end" class="legend-label">100 %</text></g>')
+    bar_w = width - 70 if masked_id else width  # room for the "masked" swatch
+    parts = [f'<g class="legend" aria-hidden="true"><defs><linearGradient id="{scale_id}">{stops}</linearGradient></defs>',
+             f'<rect x="{x}" y="{y}" width="{bar_w}" height="10" fill="url(#{scale_id})"/>',
+             f'<text x="{x}" y="{y + 24}" class="legend-label">0 %</text>',
+             f'<text x="{x + bar_w / 2}" y="{y + 24}" text-anchor="middle" class="legend-label">weight A_ij</text>',
+             f'<text x="{x + bar_w}" y="{y + 24}" text-anchor="end" class="legend-label">100 %</text>']
+    if masked_id:
+        sx = x + width - 56
+        parts.append(f'<rect x="{sx}" y="{y - 2}" width="14" height="14" fill="url(#{masked_id})"/>'
+                     f'<text x="{sx + 18}" y="{y + 9}" class="legend-label">masked</text>')
+    parts.append("</g>")
+    return "".join(parts)
+
+
+def weights_table(tokens, weights, mask, query: int, head_name: str) -> str:
+    """The matrix as a visually hidden table: the screen-reader equivalent of the heatmap."""
+    head = "".join(f'<th scope="col">{esc(t)}</th>' for t in tokens)
+    rows = []
+    for i, tok in enumerate(tokens):
+        cells = "".join(f"<td>{pct(float(weights[i][j])) if bool(mask[i][j]) else 'masked'}</td>"
+                        for j in range(len(tokens)))
+        mark = " (selected query)" if i == query else ""
+        rows.append(f'<tr><th scope="row">{esc(tok)}{mark}</th>{cells}</tr>')
+    return (f'<table class="sr-only"><caption>Attention weights of the {esc(head_name)} head. Rows are '
+            f'queries, columns are keys; each row sums to 100 %.</caption>'
+            f'<thead><tr><th scope="col">query \\ key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
 
 def render(state, computed, heads) -> str:
-    """The selected head's matrix, with a heading naming the head."""
+    """The selected head's matrix with derivation tooltips, plus its screen-reader table."""
     trace = computed.trace
     h = state.head
-    return attention_matrix_svg(computed.tokens, trace.weights[h], trace.mask, state.query, heads[h].name)
+    tokens = computed.tokens
+    meta = {"data_head": h, "data_temperature": f"{trace.temperature:g}", "data_dk_scale": f"{trace.scale:g}"}
+    svg = attention_matrix_svg(tokens, trace.weights[h], trace.mask, state.query, heads[h].name,
+                               meta=meta, tips=matrix_tips(tokens, trace, h))
+    return svg + weights_table(tokens, trace.weights[h], trace.mask, state.query, heads[h].name)
+
+
+# --------------------------------------------------------------------------
+# all heads side by side
+# --------------------------------------------------------------------------
+
+def _thumbnail_svg(weights, mask, query: int, h: int, summary: str) -> str:
+    """One head's matrix, compact: cells only (no numbers, labels or legend), the query row outlined.
+
+    Cell (i, j) is the unit square at (j, i). Cells are grouped into one path per colour
+    step (weights rounded to 1/THUMB_LEVELS, invisible at this size) so four 32×32
+    thumbnails stay ~60 KB instead of 4096 separate rects.
+    """
+    n = len(weights)
+    levels: dict[int, list[str]] = {}
+    masked = []
+    allowed = np.asarray(mask, dtype=bool).tolist()
+    steps = np.rint(np.asarray(weights, dtype=np.float64) * THUMB_LEVELS).astype(int).tolist()  # [n, n]
+    for i in range(n):
+        for j in range(n):
+            (levels.setdefault(steps[i][j], []) if allowed[i][j] else masked).append(f"M{j} {i}h1v1h-1z")
+    out = [f'<svg{attr(data_view="attention-matrix-small", data_head=h, viewBox=f"-0.25 -0.25 {n + 0.5} {n + 0.5}", role="img", class_="head-thumb-svg", aria_label=summary)}>']
+    for step in sorted(levels):
+        out.append(f'<path class="thumb-cells" data-level="{step / THUMB_LEVELS:g}" fill="{viridis(step / THUMB_LEVELS)}" '
+                   f'd="{"".join(levels[step])}"/>')
+    if masked:
+        out.append(f'<path class="thumb-cells is-masked" d="{"".join(masked)}"/>')
+    out.append(f'<rect class="thumb-query-outline" x="-0.1" y="{query - 0.1}" width="{n + 0.2}" height="1.2" fill="none"/>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def render_small_multiples(state, computed, heads) -> str:
+    """Every head's matrix as a small button that selects it (aria-pressed marks the selected one).
+
+    Each carries the head's name and, in words, where the current query looks most
+    in that head: the point of several heads is that these differ.
+    """
+    trace, tokens, q = computed.trace, computed.tokens, state.query
+    buttons = []
+    for h, info in enumerate(heads):
+        w = trace.weights[h]
+        j = strongest_key(w[q], trace.mask[q])
+        looks = f"{_quoted(tokens[q])} looks most at {_quoted(tokens[j])} ({pct(float(w[q, j]), 0)})"
+        summary = f"Head {h + 1}, {info.name}: attention matrix; {looks}"
+        colour = HEAD_COLORS[h % len(HEAD_COLORS)]
+        buttons.append(
+            f'<button{attr(type="button", class_="head-thumb", data_event="set_head", data_value=h, aria_pressed="true" if h == state.head else "false", style=f"--head-colour:{colour}")}>'
+            f'<span class="head-thumb-name">Head {h + 1}: {esc(info.name)}</span>'
+            f'{_thumbnail_svg(w, trace.mask, q, h, summary)}'
+            f'<span class="head-thumb-looks">{esc(looks)}</span></button>')
+    return (f'<div class="head-multiples" role="group" aria-label="All {len(heads)} heads on this sentence: '
+            f'choose one">{"".join(buttons)}</div>')

@@ -22,6 +22,11 @@ def control_values(state) -> dict:
         "head": str(state.head),
         "causal": state.causal,
         "activation": state.activation,
+        "routing-all": state.routing_all_heads,
+        "demo-dk": str(state.demo_dk),
+        "demo-dk-out": str(state.demo_dk),
+        "temperature-out": num(state.temperature, 2),
+        "dk-scale-out": num(state.dk_scale, 1),
     }
 
 

@@ -1,0 +1,550 @@
+"""The illustrative model: one transformer block whose weights are designed by hand.
+
+Random weights make meaningless attention pictures, and a trained model's
+heads are hard to read. This model is built so that each of its four heads
+does one recognisable thing on any ordinary English sentence.
+
+The residual stream (d_model = 256 numbers per token) is laid out in blocks
+that never overlap, which is what makes the heads legible:
+
+    dims   0..41   token features, each a named 0/1 fact from lexicon.py:
+                   part of speech, singular/plural, human/animal/thing,
+                   subject/object/modifier, "refers back like it/he/she/they"...
+    dims  42..105  empty in the input; each head writes a 16-number summary of
+                   what it looked at into its own slot of 16 (attention output)
+    dims 106..119  empty in the input; the feed-forward layer's 14 detectors
+                   write their answers here ("pronoun found an animal", ...)
+    dims 120..127  unused, always 0 (dim 127 is the detectors' zero reference)
+    dims 128..255  the sinusoidal positional encoding (Vaswani et al. 2017),
+                   computed for a width of 128: 64 (sin, cos) pairs
+
+So x = token_embedding + positional_encoding is really a concatenation:
+a head that wants to match *what* a token is reads dims 0..41 and nothing
+else; a head that wants to match *where* it is reads dims 128..255.
+
+How a head is designed: q·k is a sum over the head's 64 columns, and each
+column is a "channel" we wire by hand. A content channel puts a weight on
+one query feature in W_Q and weights on key features in W_K, so the score
+adds up "what this query looks for" x "what that key is". A positional
+channel uses one frequency pair of the encoding: W_K copies (sin pω, cos pω)
+of the key unchanged and W_Q *rotates* the query's pair by δ·ω, which makes
+the product cos((p - δ - j)·ω): summed over pairs, a bump centred on the key
+position j = p - δ. Every number in the content weights below is in logits,
+the units of the softmax input at the default scale √d_k = 8 and
+temperature 1, so "+4 for a noun" means e^4 ≈ 55 times more attention.
+
+Where a head has nothing to do for a token, it parks the token's attention
+on the first token: the coreference, verb and noun-phrase heads have a
+"sentence start" channel that pulls every token there (and the head's own
+queries only weakly, so they go there only when they find nothing). Trained models do the same and it has a name:
+an attention sink.
+
+V copies the attended token's 42 features; W_O keeps 16 of them and writes
+them into the head's slot, so after attention every token also carries a
+blurred copy of what each head found. LayerNorm has gamma = 1, beta = 0.
+The feed-forward layer wires only its first 14 hidden units, each a feature
+detector reading two facts ("a pronoun" and "the coreference head found an
+animal"); the other 1010 units have zero weights, kept so the shapes are
+those of a real block. GELU and ReLU use w_1 as the detector; SwiGLU uses
+the same w_1 as its linear branch and a sharpened copy (4·w_1) as its gate.
+No weight is random and there are no biases, so the same sentence always
+gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from . import core, lexicon, tokens as tokens_mod
+
+DESIGNED_NOT_TRAINED = (
+    "The weights of this model were designed by hand, not learned from data. Each of its four "
+    "heads was wired to do one thing you can name (find a pronoun's noun, link a verb to its "
+    "subject and object, look one token back, join a word to the noun it describes) so that the "
+    "pictures mean something. A trained model learns its heads from billions of words; they are "
+    "rarely this tidy."
+)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    d_model: int = 256  # room for 42 named features, 4 head slots, detectors and a 128-wide positional code
+    n_heads: int = 4  # one head per hand-designed behaviour
+    d_head: int = 64  # d_model / n_heads, as in Vaswani et al.; √64 = 8 is an easy scale to divide by
+    d_ff: int = 1024  # 4 * d_model, the ratio of Vaswani et al. and GPT-2
+    max_tokens: int = tokens_mod.MAX_TOKENS  # the positional code and the page are checked up to this length
+
+    def __post_init__(self):
+        assert self.n_heads * self.d_head == self.d_model, "heads must tile the residual stream exactly"
+        assert self.d_model % 4 == 0, "the positional half must hold whole (sin, cos) pairs"
+        assert self.d_ff >= 64, "the feed-forward layer needs room for its detector units"
+        assert self.max_tokens >= 1, "a sentence has at least one token"
+
+
+CONFIG = ModelConfig()
+
+# ---------------------------------------------------------------------------
+# features and the layout of the residual stream
+# ---------------------------------------------------------------------------
+FEATURE_NAMES: tuple[str, ...] = (
+    "any token", "sentence start",  # always 1; 1 on the first token only
+    *lexicon.POS_TAGS,  # part of speech, one-hot: determiner ... symbol
+    "singular", "plural", "1st person", "2nd person", "3rd person",
+    "human", "animal", "inanimate", "male", "female",
+    "refers: it", "refers: he", "refers: she", "refers: they",  # pronouns and possessives that need a noun
+    "subject", "object", "modifier",  # grammatical role (noun-phrase heads; modifier = det/adj before its noun)
+    "past tense", "-ing form", "capitalised", "guessed",  # guessed: not in the lexicon, read from the spelling
+)
+N_FEATURES = len(FEATURE_NAMES)
+_F = {name: i for i, name in enumerate(FEATURE_NAMES)}
+assert len(_F) == N_FEATURES, "feature names must be unique"
+
+# the 16 features each head copies into its slot: enough to say what it found
+COPIED: tuple[str, ...] = ("noun", "proper noun", "pronoun", "verb", "auxiliary", "determiner",
+                           "adjective", "preposition", "singular", "plural", "human", "animal",
+                           "inanimate", "male", "female", "subject")
+SLOT_START = N_FEATURES  # head h writes dims SLOT_START + 16h .. SLOT_START + 16h + 15
+DETECTOR_START = SLOT_START + CONFIG.n_heads * len(COPIED)
+POSITION_START = CONFIG.d_model // 2  # the positional encoding fills the second half
+assert DETECTOR_START < POSITION_START, "features and head slots must fit in the first half"
+assert N_FEATURES <= CONFIG.d_head, "V copies all features into one head's columns"
+
+
+@dataclass(frozen=True)
+class HeadInfo:
+    name: str
+    short: str
+    explanation: str
+
+
+HEADS: tuple[HeadInfo, ...] = (
+    HeadInfo(
+        "Coreference", "coref",
+        "A pronoun (it, he, she, they and their forms such as its, him, their) looks for the noun it "
+        "stands for. The rule is grammar, not meaning: the noun must agree in number (it/he/she want a "
+        "singular noun, they a plural one) and in kind (he and she want a person, and a man or a woman "
+        "when the word says so; it wants a non-person). Among the nouns that fit, it prefers the "
+        "subject of a clause, and for 'it' an animal over a thing. So in 'The cat sat on the mat "
+        "because it was tired', 'it' goes to 'cat'. When two nouns fit equally well the attention "
+        "splits between them; real meaning ('too big' vs 'too small') is beyond it. Every other token "
+        "has nothing to resolve and rests its attention on the first token."),
+    HeadInfo(
+        "Verb and its arguments", "verb",
+        "A verb or auxiliary (sat, chased, was, did) looks at its arguments: the subject and the objects "
+        "of its clause, as nouns or pronouns. A positional bump centred on the verb itself makes "
+        "nearby arguments win, so in a sentence with two clauses each verb finds its own subject. "
+        "Nouns after a preposition ('on the mat') are not arguments. Tokens that are not verbs have "
+        "nothing to do here and rest their attention on the first token."),
+    HeadInfo(
+        "Previous token", "prev",
+        "Every token looks at the token just before it, whatever the words are: this head reads only "
+        "the positional encoding. Its query is the token's own position code rotated back by one "
+        "step, and the key is the position code unchanged, so the dot product peaks where the key's "
+        "position is one less than the query's. The first token has no predecessor and looks at "
+        "itself. Trained models have heads like this; they let the next layer see word pairs."),
+    HeadInfo(
+        "Noun-phrase head", "np",
+        "Determiners, adjectives, numbers and possessives (the, big, three, his) look ahead to the "
+        "noun they describe: the first noun that ends their phrase. Content finds the nouns; a "
+        "positional bump one or two tokens to the right of the query picks the nearest one ahead. "
+        "In 'the big brown dog', all three modifiers look at 'dog'. Turn on the causal mask and "
+        "they can no longer see ahead, which is why left-to-right models cannot work this way. "
+        "Every other token rests its attention on the first token."),
+)
+assert len(HEADS) == CONFIG.n_heads, "one HeadInfo per head, in head order"
+
+
+def _dim_names() -> tuple[str, ...]:
+    names = list(FEATURE_NAMES)
+    for head in HEADS:
+        names += [f"{head.short}: {f}" for f in COPIED]
+    names += [d.name for d in _DETECTORS]
+    names += ["unused"] * (POSITION_START - 1 - len(names))
+    names.append(ZERO_DIM)
+    for i in range((CONFIG.d_model - POSITION_START) // 2):
+        names += [f"position sin {i}", f"position cos {i}"]
+    return tuple(names)
+
+
+# ---------------------------------------------------------------------------
+# token features and the embedding
+# ---------------------------------------------------------------------------
+def _analysis(token: str, index: int, tokens: list[str]) -> lexicon.TokenAnalysis:
+    assert 0 <= index < len(tokens), f"index {index} out of range for {len(tokens)} tokens"
+    assert tokens[index] == token, f"tokens[{index}] is {tokens[index]!r}, not {token!r}"
+    return lexicon.analyze(tuple(tokens))[index]
+
+
+def token_features(token: str, index: int, tokens: list[str]) -> dict[str, float]:
+    """Every named feature of tokens[index] (0.0 or 1.0), in FEATURE_NAMES order."""
+    a = _analysis(token, index, tokens)
+    on = {"any token", a.pos} | {f for f in a.feats if f in _F}
+    if index == 0:
+        on.add("sentence start")
+    if a.refers:
+        on.add(f"refers: {a.refers}")
+    if a.role:
+        on.add(a.role)
+    if a.modifier:
+        on.add("modifier")
+    if a.guessed:
+        on.add("guessed")
+    return {name: float(name in on) for name in FEATURE_NAMES}
+
+
+def describe_token(token: str, index: int, tokens: list[str]) -> list[str]:
+    """Short human-readable tags for the page, e.g. ['noun', 'singular', 'animal', 'subject']."""
+    a = _analysis(token, index, tokens)
+    f = token_features(token, index, tokens)
+    tags = [a.pos]
+    tags += [t for t in ("singular", "plural") if f[t]]
+    if a.pos in (lexicon.PRON, lexicon.POSS):
+        tags += [t for t in ("1st person", "2nd person", "3rd person") if f[t]]
+    tags += [t for t in ("human", "animal", "inanimate", "male", "female", "past tense", "-ing form")
+             if f[t]]
+    if a.refers:
+        tags.append(f"refers back ({a.refers})")
+    if a.pos != lexicon.NEG and f["negation"]:
+        tags.append("negation")
+    tags += [t for t in ("subject", "object", "modifier") if f[t]]
+    if index == 0:
+        tags.append("sentence start")
+    if a.guessed:
+        tags.append("guessed from spelling")
+    return tags
+
+
+@dataclass(frozen=True, eq=False)
+class Embedding:
+    token_embedding: np.ndarray  # [n, d_model]: features in dims 0..41, zeros elsewhere
+    positional: np.ndarray  # [n, d_model]: sinusoidal code in dims 128..255, zeros elsewhere
+    x: np.ndarray  # [n, d_model] = token_embedding + positional (disjoint dims, so a concatenation)
+
+
+def _check_tokens(tokens) -> list[str]:
+    toks = list(tokens)
+    if not toks:
+        raise ValueError("tokens must not be empty")
+    if len(toks) > CONFIG.max_tokens:
+        raise ValueError(f"tokens has {len(toks)} entries; the model takes at most {CONFIG.max_tokens}")
+    if not all(isinstance(t, str) and t for t in toks):
+        raise ValueError("tokens must be non-empty strings")
+    return toks
+
+
+def embed(tokens: list[str]) -> Embedding:
+    toks = _check_tokens(tokens)
+    n, d = len(toks), CONFIG.d_model
+    tok_emb = np.zeros((n, d))
+    for i, t in enumerate(toks):
+        tok_emb[i, :N_FEATURES] = list(token_features(t, i, toks).values())
+    pos = np.zeros((n, d))
+    pos[:, POSITION_START:] = core.sinusoidal_positional_encoding(n, d - POSITION_START)  # [n, 128]
+    emb = Embedding(tok_emb, pos, tok_emb + pos)
+    for arr in (emb.token_embedding, emb.positional, emb.x):
+        arr.setflags(write=False)
+    return emb
+
+
+# ---------------------------------------------------------------------------
+# attention weights, one channel (column of W_Q / W_K) at a time
+# ---------------------------------------------------------------------------
+SCALE = math.sqrt(CONFIG.d_head)  # 8.0: content weights are written in logits at this scale
+QUERY_GAIN = 2.0  # W_Q entries for content channels; W_K = logits * SCALE / QUERY_GAIN
+N_PAIRS = (CONFIG.d_model - POSITION_START) // 2  # 64 frequency pairs in the positional half
+OMEGA = 1.0 / np.power(10000.0, 2 * np.arange(N_PAIRS) / (CONFIG.d_model - POSITION_START))  # [64] rad/token
+
+# The coreference, verb and noun-phrase heads each have a "sink" channel: tokens that are not
+# the head's queries are pulled to the first token by SINK logits. The head's own queries feel
+# the pull at a tenth of the strength, so it decides only when they find nothing better (a
+# pronoun with no fitting noun, a modifier whose noun is hidden by the causal mask).
+# Heads with a positional bump need a stronger sink, since the bump pulls every token towards
+# its neighbours and the sink must win over it.
+QUERY_SINK_FRACTION = 0.1
+
+# head 0, coreference: what each kind of pronoun wants in its antecedent (logits)
+_NOMINAL = {"noun": 4.0, "proper noun": 4.0, "pronoun": -4.0, "subject": 2.0}  # a noun, a subject preferred
+COREF_KEYS = {
+    "refers: it": {**_NOMINAL, "singular": 2.0, "plural": -5.0, "human": -6.0, "animal": 1.0},
+    "refers: he": {**_NOMINAL, "singular": 2.0, "plural": -5.0, "human": 2.0, "male": 3.0,
+                   "female": -3.0, "animal": -3.0, "inanimate": -6.0},
+    "refers: she": {**_NOMINAL, "singular": 2.0, "plural": -5.0, "human": 2.0, "female": 3.0,
+                    "male": -3.0, "animal": -3.0, "inanimate": -6.0},
+    "refers: they": {**_NOMINAL, "plural": 2.0, "singular": -5.0},
+}
+COREF_GAIN = 0.8  # scales all coreference logits: 1.0 is needlessly sharp for the default sentence
+COREF_SINK = 5.0  # pronouns get 0.5: a noun at index 0 ("Mary told John...") must not win by it
+
+# head 1, verb -> its arguments
+VERB_QUERY = {"verb": 1.0, "auxiliary": 1.0}
+VERB_KEYS = {"subject": 9.0, "object": 9.0}
+# a bump is (frequency pairs, shift δ, gain); gain is raw score per pair, so ÷8 for logits
+VERB_BUMP = (range(2, 26), 0.0, 1.3)  # centred on the verb: nearby arguments win by ~2.5 logits
+VERB_SINK = 8.0  # beats the bump's ~4-logit range
+
+# head 2, previous token: positions only
+PREV_BUMP = (range(0, 32), 1.0, 16.0)  # the 32 fastest pairs, one step back: the peak wins by ~3.8 logits
+
+# head 3, modifier -> noun-phrase head
+NP_QUERY = {"modifier": 1.0}
+NP_KEYS = {"noun": 9.0, "proper noun": 9.0, "modifier": -9.0}  # a noun that is not itself a modifier
+NP_BUMP = (range(0, 16), -1.5, 4.6)  # centred 1.5 tokens ahead: the noun 1-2 ahead beats one 3 ahead
+NP_SINK = 14.0  # beats the bump's ~11-logit range
+
+
+def _content_channel(w_q, w_k, col: int, query: dict, keys: dict, gain: float = 1.0) -> None:
+    """Column col scores query-feature x key-feature; keys are in logits at the default scale."""
+    for f, w in query.items():
+        w_q[_F[f], col] = QUERY_GAIN * w
+    for f, logit in keys.items():
+        w_k[_F[f], col] = gain * logit * SCALE / QUERY_GAIN
+
+
+def _position_channels(w_q, w_k, col0: int, pairs, shift: float, gain: float) -> int:
+    """Columns col0.. score gain * Σ cos((p - shift - j)·ω) over the pairs; returns the next free column.
+
+    Pair i of the encoding holds (sin pω, cos pω) in dims (2i, 2i+1) of the positional half. W_K copies
+    it; W_Q rotates it by -shift·ω, turning the query's code into that of position p - shift.
+    """
+    col = col0
+    root = math.sqrt(gain)  # split the gain between W_Q and W_K
+    for i in pairs:
+        s, c = POSITION_START + 2 * i, POSITION_START + 2 * i + 1  # the pair's sin and cos dims
+        cs, sn = math.cos(shift * OMEGA[i]), math.sin(shift * OMEGA[i])
+        # q_sin = sin((p-δ)ω) = sin pω cos δω - cos pω sin δω ; q_cos = cos((p-δ)ω) = cos pω cos δω + sin pω sin δω
+        w_q[s, col], w_q[c, col] = root * cs, -root * sn
+        w_q[s, col + 1], w_q[c, col + 1] = root * sn, root * cs
+        w_k[s, col], w_k[c, col + 1] = root, root
+        col += 2
+    return col
+
+
+def _attention_weights(cfg: ModelConfig):
+    d, dh = cfg.d_model, cfg.d_head
+    w_q, w_k, w_v, w_o = (np.zeros((d, d)) for _ in range(4))
+
+    def sink(col, queries, logit: float):  # every token -> the first token, the head's queries weakly
+        damp = {f: -(1.0 - QUERY_SINK_FRACTION) for f in queries}
+        _content_channel(w_q, w_k, col, {"any token": 1.0, **damp}, {"sentence start": logit})
+
+    # head 0, coreference: one channel per kind of pronoun, plus the sink
+    col = 0
+    for query, keys in COREF_KEYS.items():
+        _content_channel(w_q, w_k, col, {query: 1.0}, keys, COREF_GAIN)
+        col += 1
+    sink(col, COREF_KEYS, COREF_SINK)
+    assert col < dh
+
+    # head 1, verb -> subject and objects, near the verb
+    base = dh
+    _content_channel(w_q, w_k, base, VERB_QUERY, VERB_KEYS)
+    sink(base + 1, VERB_QUERY, VERB_SINK)
+    end = _position_channels(w_q, w_k, base + 2, *VERB_BUMP)
+    assert end <= base + dh, "the verb head's channels must fit in its 64 columns"
+
+    # head 2, previous token: positional channels only
+    base = 2 * dh
+    end = _position_channels(w_q, w_k, base, *PREV_BUMP)
+    assert end <= base + dh, "the previous-token head's channels must fit in its 64 columns"
+
+    # head 3, modifier -> the noun ending its phrase, just ahead
+    base = 3 * dh
+    _content_channel(w_q, w_k, base, NP_QUERY, NP_KEYS)
+    sink(base + 1, NP_QUERY, NP_SINK)
+    end = _position_channels(w_q, w_k, base + 2, *NP_BUMP)
+    assert end <= base + dh, "the noun-phrase head's channels must fit in its 64 columns"
+
+    # V: every head's value is the attended token's feature vector (dims 0..41 of its columns)
+    # W_O: head h's copy of COPIED features goes to its own 16-dim slot of the residual stream
+    for h in range(cfg.n_heads):
+        for f in range(N_FEATURES):
+            w_v[f, h * dh + f] = 1.0
+        for k, name in enumerate(COPIED):
+            w_o[h * dh + _F[name], SLOT_START + h * len(COPIED) + k] = 1.0
+    return w_q, w_k, w_v, w_o
+
+
+# ---------------------------------------------------------------------------
+# feed-forward: a handful of feature detectors
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Detector:
+    name: str  # also the name of the residual dim it writes
+    inputs: tuple  # ((residual dim name, weight), ...)
+    threshold: float  # fires when the weighted inputs exceed this (in units of a 0/1 feature)
+
+
+_PRONOUN_REFS = (("refers: it", 1.0), ("refers: he", 1.0), ("refers: she", 1.0), ("refers: they", 1.0))
+_VERBISH = (("verb", 1.0), ("auxiliary", 1.0))
+_DETECTORS: tuple[Detector, ...] = (
+    Detector("pronoun found an animal", _PRONOUN_REFS + (("coref: animal", 1.0),), 1.5),
+    Detector("pronoun found a person", _PRONOUN_REFS + (("coref: human", 1.0),), 1.5),
+    Detector("pronoun found a thing", _PRONOUN_REFS + (("coref: inanimate", 1.0),), 1.5),
+    Detector("pronoun found a plural", _PRONOUN_REFS + (("coref: plural", 1.0),), 1.5),
+    Detector("verb involves a person", _VERBISH + (("verb: human", 1.0),), 1.4),
+    Detector("verb involves an animal", _VERBISH + (("verb: animal", 1.0),), 1.4),
+    Detector("verb involves a thing", _VERBISH + (("verb: inanimate", 1.0),), 1.4),
+    Detector("verb has a plural argument", _VERBISH + (("verb: plural", 1.0),), 1.4),
+    Detector("noun right after a determiner", (("noun", 1.0), ("prev: determiner", 1.0)), 1.5),
+    Detector("word right after a preposition", (("prev: preposition", 1.0),), 0.5),
+    Detector("verb right after a pronoun", _VERBISH + (("prev: pronoun", 1.0),), 1.5),
+    Detector("describes a plural noun", (("modifier", 1.0), ("np: plural", 1.0)), 1.4),
+    Detector("describes a singular noun", (("modifier", 1.0), ("np: singular", 1.0)), 1.4),
+    Detector("describes a person", (("modifier", 1.0), ("np: human", 1.0)), 1.4),
+)
+UNIT_NAMES: tuple[str, ...] = (tuple(d.name for d in _DETECTORS)  # a name per hidden unit, "" if unwired
+                               + ("",) * (CONFIG.d_ff - len(_DETECTORS)))
+ZERO_DIM = "zero (reference)"  # the last dim before the positional half: 0 for every token, always
+DETECTOR_GAIN = 1.0  # pre-activation per unit of margin (÷σ≈0.47 by LayerNorm): ~1 when a detector fires
+SWIGLU_GATE_SHARPNESS = 4.0  # w_gate = 4·w_1: silu(4z)·z is ~0 for z < 0 (off stays off) and ~4z² for z > 0
+
+
+def _ffn_weights(cfg: ModelConfig, dim_index: dict):
+    d, d_ff = cfg.d_model, cfg.d_ff
+    w_1, w_2 = np.zeros((d, d_ff)), np.zeros((d_ff, d))
+    assert DETECTOR_START + len(_DETECTORS) < POSITION_START - 1, "detectors must fit below the zero dim"
+    assert len(_DETECTORS) <= d_ff, "one hidden unit per detector"
+    for u, det in enumerate(_DETECTORS):
+        # The FFN reads LayerNorm's output, (r - μ)/σ per dim, not the 0/1 features r. Reading the
+        # threshold off "any token" (r = 1) and the rest off the zero dim (r = 0) makes the weights
+        # sum to zero, so μ cancels and the unit computes exactly gain·(Σ w·input - threshold)/σ.
+        total = 0.0
+        for name, w in det.inputs:
+            w_1[dim_index[name], u] = DETECTOR_GAIN * w
+            total += w
+        w_1[_F["any token"], u] = -DETECTOR_GAIN * det.threshold
+        w_1[dim_index[ZERO_DIM], u] = DETECTOR_GAIN * (det.threshold - total)
+        w_2[u, DETECTOR_START + u] = 1.0  # the unit writes its answer into its own named dim
+    return w_1, SWIGLU_GATE_SHARPNESS * w_1, w_2
+
+
+@lru_cache(maxsize=1)
+def block_params() -> core.BlockParams:
+    """The hand-designed weights (built once; the arrays are read-only)."""
+    cfg = CONFIG
+    w_q, w_k, w_v, w_o = _attention_weights(cfg)
+    w_1, w_gate, w_2 = _ffn_weights(cfg, {name: i for i, name in enumerate(DIM_NAMES)})
+    zeros = lambda k: np.zeros(k)  # noqa: E731 -- no biases: every number that matters is a weight above
+    params = core.BlockParams(
+        w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o,
+        b_q=zeros(cfg.d_model), b_k=zeros(cfg.d_model), b_v=zeros(cfg.d_model), b_o=zeros(cfg.d_model),
+        ln1_gamma=np.ones(cfg.d_model), ln1_beta=zeros(cfg.d_model),
+        w_1=w_1, b_1=zeros(cfg.d_ff), w_2=w_2, b_2=zeros(cfg.d_model),
+        ln2_gamma=np.ones(cfg.d_model), ln2_beta=zeros(cfg.d_model),
+        w_gate=w_gate,
+    )
+    for f in params.__dataclass_fields__:
+        arr = getattr(params, f)
+        if isinstance(arr, np.ndarray):
+            arr.setflags(write=False)
+    return params
+
+
+def forward(tokens: list[str], *, temperature: float = 1.0, scale: float | None = None,
+            causal: bool = False, activation: str = "gelu") -> tuple[Embedding, core.BlockTrace]:
+    """Embed the tokens and run the block; scale None means √d_head = 8."""
+    emb = embed(tokens)
+    n = emb.x.shape[0]
+    mask = core.causal_mask(n) if causal else None
+    trace = core.transformer_block(emb.x, block_params(), CONFIG.n_heads, temperature=temperature,
+                                   scale=scale, mask=mask, activation=activation)
+    return emb, trace
+
+
+DIM_NAMES: tuple[str, ...] = _dim_names()  # a name for every one of the d_model residual dims
+assert len(DIM_NAMES) == CONFIG.d_model, "one name per residual dim"
+
+
+# ---------------------------------------------------------------------------
+# presets
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Preset:
+    id: str
+    title: str
+    text: str
+    look_for: str
+    query: int  # index of the token most worth clicking
+
+
+def _preset(id: str, title: str, text: str, look_for: str, query_word: str, nth: int = 0) -> Preset:
+    toks = tokens_mod.tokenize(text)
+    hits = [i for i, t in enumerate(toks) if t == query_word]
+    assert len(hits) > nth, f"preset {id!r}: {query_word!r} is not in {toks}"
+    return Preset(id, title, text, look_for, hits[nth])
+
+
+PRESETS: tuple[Preset, ...] = (
+    _preset("tired-cat", "The cat was tired",
+            "The cat sat down because it was tired",
+            "Click 'it' with the coreference head: almost all of its attention goes to 'cat', the only "
+            "singular noun before it.", "it"),
+    _preset("cat-dog", "Two animals: the subject wins",
+            "The cat chased the dog because it was hungry",
+            "Both 'cat' and 'dog' fit 'it'. The coreference head prefers the subject, so 'cat' gets the "
+            "most; 'dog' gets a visible share. Now look at 'chased' with the verb head: it splits its "
+            "attention between its subject and its object.", "it"),
+    _preset("cat-dogs", "One word changes the answer: number",
+            "The cat chased the dogs because they were hungry",
+            "Compare with the previous preset: 'dog' became 'dogs' and 'it' became 'they'. 'they' "
+            "needs a plural noun, so the coreference head now skips the subject 'cat' for 'dogs'.",
+            "they"),
+    _preset("man-mat", "One word changes the answer: person or thing",
+            "The man sat on the mat because it was dirty",
+            "'it' cannot stand for a person, so the coreference head passes over 'man' and lands on "
+            "'mat'. Change 'man' to 'cat' and it jumps back to the subject: the head reads grammar "
+            "(animals may be 'it'), not the meaning of 'dirty'.", "it"),
+    _preset("she-he", "he or she",
+            "Mary told John that she would call him tomorrow",
+            "'she' goes to 'Mary' and 'him' to 'John': the names carry gender in the lexicon. Swap "
+            "'she' and 'him' for 'he' and 'her' and the arrows swap too.", "she"),
+    _preset("trophy", "Where grammar runs out",
+            "The trophy didn't fit in the suitcase because it was too big",
+            "'it' goes to 'trophy' (the subject), which happens to be right. Change 'big' to "
+            "'small': a reader now takes 'it' to be the suitcase, but nothing this head reads has "
+            "changed, so its answer does not move. Telling the two apart needs knowledge of the "
+            "world (a Winograd schema).", "it"),
+    _preset("agreement", "Agreement across a phrase",
+            "The keys to the cabinet are on the table",
+            "With the verb head, 'are' looks at 'keys', its subject, not at the nearer 'cabinet', "
+            "which sits after a preposition and is no argument. That is why it is 'are' and not "
+            "'is'.", "are"),
+    _preset("list", "A list with commas",
+            "I bought apples, pears, bread and milk.",
+            "With the verb head, 'bought' spreads its attention over its subject 'I' and the objects "
+            "it governs, nearest first. With the previous-token head every word after a comma looks "
+            "at the comma.", "bought"),
+    _preset("question", "A question",
+            "Where did the little dog hide its bone?",
+            "In a question the subject comes after the auxiliary: the verb head still links 'did' "
+            "and 'hide' to 'dog'. 'its' looks back at 'dog' with the coreference head and ahead at "
+            "'bone' with the noun-phrase head.", "its"),
+    _preset("noun-phrase", "Describing words find their noun",
+            "The big brown dog chased three small cats",
+            "With the noun-phrase head, 'The', 'big' and 'brown' all look ahead at 'dog'; 'three' and "
+            "'small' look at 'cats'. Turn on the causal mask: nobody can see ahead any more, so "
+            "'big' and 'brown' settle on themselves, and 'three' and 'small' grab 'dog', the "
+            "nearest noun they can still see: the wrong one.", "big"),
+    _preset("nonsense", "Grammar without meaning",
+            "Colorless green ideas sleep furiously.",
+            "Chomsky's sentence means nothing, yet every head works: 'green' describes 'ideas', "
+            "'sleep' finds its subject 'ideas', and the previous-token head never needs meaning.",
+            "sleep"),
+    _preset("two-sentences", "Across a full stop",
+            "The dog barked. It wanted dinner.",
+            "'It' starts a new sentence but still finds 'dog'; the capital letter does not make it a "
+            "name, because the tagger knows it is at a sentence start.", "It"),
+    _preset("long", "A long sentence",
+            "When the old farmer came home after a long day in the fields, his tired dogs ran to "
+            "the gate because they had missed him all afternoon.",
+            "Near the 32-token limit. 'they' finds 'dogs', 'him' and 'his' find 'farmer'. With the "
+            "previous-token head the diagonal just below the main one stays sharp all the way down.",
+            "they"),
+)
+DEFAULT_TEXT = PRESETS[0].text
+DEFAULT_QUERY = PRESETS[0].query
+assert len({p.id for p in PRESETS}) == len(PRESETS), "preset ids must be unique"

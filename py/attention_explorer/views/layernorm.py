@@ -1,0 +1,326 @@
+"""Residual and LayerNorm, for the query token: add the attention output back, then normalise.
+
+What the panel teaches: the attention sublayer does not replace a token's
+vector, it adds to it (x + MHA(x), the residual connection); LayerNorm then
+subtracts the sum's own mean μ, divides by its own standard deviation σ, and
+applies a learned per-dimension scale γ and shift β. Every vector is drawn as a
+bar chart over the d_model dimensions; μ and μ ± σ are lines on the sum's chart
+and numbers in the formula. A compact second row repeats the story after the
+feed-forward network (h + FFN(h), μ₂, σ₂, block output).
+
+All numbers come from the trace. The normalised vector (r − μ)/σ before γ and β
+is not in the trace; when the model's γ is all ones and β all zeros it *is* the
+LayerNorm output, and the panel says so; otherwise it shows γ, β and the output.
+
+Also home of the signed-vector drawing helpers (`diverging`, `bar_row`,
+`heat_grid`) that the FFN panel shares.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import model
+from .markup import attr, clip_label, data_num, esc, num
+from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
+
+# ---------------------------------------------------------------------------
+# a diverging, colour-blind-safe scale for signed values
+# ---------------------------------------------------------------------------
+
+# One hue per sign, magnitude as opacity: blue < 0, orange > 0 (the blue/orange
+# axis survives the common red-green deficiencies), fading into whatever is
+# behind, so 0 is the card colour in light *and* dark mode. Both hues keep a
+# contrast of about 4:1 against white and against the dark card.
+NEGATIVE_RGB = (49, 130, 206)   # #3182ce
+POSITIVE_RGB = (230, 97, 1)     # #e66101
+MIN_ALPHA = 0.08                # a value of exactly 0 is still a faint mark
+
+
+def diverging_paint(t: float) -> tuple[str, float]:
+    """(hex colour, opacity) for t in [-1, 1] (clamped): the colour says the sign, the opacity the size."""
+    t = min(1.0, max(-1.0, float(t)))
+    rgb = POSITIVE_RGB if t >= 0 else NEGATIVE_RGB
+    return "#" + "".join(f"{c:02x}" for c in rgb), MIN_ALPHA + (1.0 - MIN_ALPHA) * abs(t)
+
+
+def diverging(t: float) -> str:
+    """The same as a CSS colour, rgba(...), for HTML backgrounds."""
+    t = min(1.0, max(-1.0, float(t)))
+    r, g, b = POSITIVE_RGB if t >= 0 else NEGATIVE_RGB
+    return f"rgba({r}, {g}, {b}, {MIN_ALPHA + (1.0 - MIN_ALPHA) * abs(t):.2f})"
+
+
+N_BINS = 21  # colour steps: marks of one step share a <path>, which keeps the markup small
+
+
+def _bin(t: float) -> int:  # t in [-1, 1] -> 0..N_BINS-1
+    return int(round((min(1.0, max(-1.0, t)) + 1.0) / 2.0 * (N_BINS - 1)))
+
+
+def _paths_by_bin(segments: dict) -> str:
+    out = []
+    for k, segs in sorted(segments.items()):
+        color, alpha = diverging_paint(2.0 * k / (N_BINS - 1) - 1.0)
+        out.append(f'<path fill="{color}" fill-opacity="{alpha:.2f}" d="{"".join(segs)}"/>')
+    return "".join(out)
+
+
+def symmetric_limit(*vectors, floor: float = 1e-9) -> float:
+    """The largest |value| over the vectors (axis scaling), never 0."""
+    return max([floor] + [float(np.max(np.abs(v))) for v in vectors if np.size(v)])
+
+
+# ---------------------------------------------------------------------------
+# one signed vector as a bar chart
+# ---------------------------------------------------------------------------
+
+BAR_W = 3      # viewBox units per dimension (stretched to the card width)
+ROW_H = 48     # viewBox units = CSS px: the row is drawn at its natural height
+PAD = 3        # keep the tallest bar off the edge
+
+
+def bar_row(values, limit: float, *, name: str, note: str, key: str, lines=()) -> str:
+    """values [d] as bars up/down from a zero line, coloured by sign and size.
+
+    limit: the |value| that fills half the row (shared by rows that should be compared).
+    lines: (value, css class, legend text) horizontal reference lines, e.g. μ and μ ± σ.
+    The SVG has no text (it stretches horizontally); name and note are HTML above it.
+    """
+    d = len(values)
+    width, mid, half = d * BAR_W, ROW_H / 2, ROW_H / 2 - PAD
+    segments: dict[int, list[str]] = {}
+    for j, v in enumerate(np.asarray(values, dtype=float).tolist()):
+        t = v / limit
+        h = min(1.0, abs(t)) * half
+        if h < 0.05:
+            continue  # invisible anyway: skip the segment
+        y = mid - h if t > 0 else mid
+        segments.setdefault(_bin(t), []).append(f"M{j * BAR_W} {y:.1f}h{BAR_W}v{h:.1f}h-{BAR_W}z")
+    refs = "".join(
+        f'<line{attr(class_=cls, x1=0, x2=width, y1=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}", y2=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}")} vector-effect="non-scaling-stroke"/>'
+        for value, cls, _ in lines)
+    legend = "".join(f'<span{attr(class_="ref-key " + cls)}>{esc(text)}</span>' for _, cls, text in lines if text)
+    note_html = f' <span class="muted">({esc(note)})</span>' if note else ""
+    return (f'<div{attr(class_="vec-row", data_row=key, data_scale=data_num(limit))}>'
+            f'<div class="vec-label"><span class="vec-name">{esc(name)}{note_html}</span>'
+            f'<span class="vec-range">{esc("scale ±" + num(limit, 2) if np.any(values) else "all 0")}</span>{legend}</div>'
+            f'<svg{attr(class_="vec-bars", viewBox=f"0 0 {width} {ROW_H}", preserveAspectRatio="none", aria_hidden="true", focusable="false")}>'
+            f'<line class="zero-line" x1="0" x2="{width}" y1="{mid}" y2="{mid}" vector-effect="non-scaling-stroke"/>'
+            f'{_paths_by_bin(segments)}{refs}</svg></div>')
+
+
+def dimension_hits(tips, *, label: str) -> str:
+    """A transparent column per dimension laid over a stack of bar rows, each with its derivation tip.
+
+    HTML, not SVG: flex columns need no coordinates, which keeps 256 of them small.
+    One roving-tabindex grid (arrow keys walk the dimensions); this is the only
+    per-dimension markup, so the bars themselves can be grouped by colour.
+    """
+    cols = "".join(f'<i{attr(data_grid_cell=True, data_i=0, data_j=j, tabindex=0 if j == 0 else -1, data_tip=tip)}></i>'
+                   for j, tip in enumerate(tips))
+    return f'<div{attr(class_="dim-hits", data_grid=True, role="group", aria_label=label)}>{cols}</div>'
+
+
+def heat_grid(values, limit: float, *, columns: int, id_prefix: str, cell: int = 10, gap: int = 1,
+              css_class: str = "heat-grid", label: str = "") -> str:
+    """values [n] as a grid of coloured squares, row-major (unit u at row u // columns).
+
+    A pattern draws every square's neutral base in one element; the values are
+    tinted squares on top, grouped by colour step. id_prefix keeps the pattern id unique.
+    """
+    n = len(values)
+    rows = -(-n // columns)
+    segments: dict[int, list[str]] = {}
+    s = cell - gap
+    for u, v in enumerate(np.asarray(values, dtype=float).tolist()):
+        x, y = (u % columns) * cell, (u // columns) * cell
+        k = _bin(v / limit)
+        if k != N_BINS // 2:  # |value| under half a colour step: leave the neutral base showing
+            segments.setdefault(k, []).append(f"M{x} {y}h{s}v{s}h-{s}z")
+    pid = f"{id_prefix}-cells"
+    base = (f'<defs><pattern id="{pid}" width="{cell}" height="{cell}" patternUnits="userSpaceOnUse">'
+            f'<rect class="cell-base" width="{s}" height="{s}"/></pattern></defs>'
+            f'<rect x="0" y="0" width="{columns * cell}" height="{(n // columns) * cell}" fill="url(#{pid})"/>'
+            + (f'<rect x="0" y="{(n // columns) * cell}" width="{(n % columns) * cell}" height="{cell}" fill="url(#{pid})"/>'
+               if n % columns else ""))
+    return (f'<svg{attr(class_=css_class, viewBox=f"0 0 {columns * cell - gap} {rows * cell - gap}", role="img", aria_label=label)}>'
+            f'{base}{_paths_by_bin(segments)}</svg>')
+
+
+def scale_legend(low: str, high: str, *, what: str) -> str:
+    """A small HTML legend for the diverging scale, e.g. ("−max", "+max")."""
+    stops = f"{diverging(-1)}, {diverging(-0.001)}, {diverging(0)}, {diverging(1)}"
+    return (f'<div class="scale-legend" aria-hidden="true"><span>{esc(low)}</span>'
+            f'<span class="scale-bar" style="background: linear-gradient(to right, {stops})"></span>'
+            f'<span>{esc(high)}</span><span class="scale-what">{esc(what)}</span></div>')
+
+
+# ---------------------------------------------------------------------------
+# the panel
+# ---------------------------------------------------------------------------
+
+_SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def _is_identity_affine(gamma, beta) -> bool:
+    """γ = 1 and β = 0 everywhere: then (r − μ)/σ is exactly the LayerNorm output."""
+    return bool(np.all(np.asarray(gamma) == 1.0) and np.all(np.asarray(beta) == 0.0))
+
+
+def _signed(x: float, digits: int = 3) -> str:
+    """A number for the inside of a sum: negative ones in parentheses."""
+    s = num(x, digits)
+    return f"({s})" if s.startswith("−") else s
+
+
+def dim_names(d: int) -> tuple[str, ...]:
+    """The model's name for each residual dimension ("noun", "position sin 3", ...), or none."""
+    return model.DIM_NAMES if len(model.DIM_NAMES) == d else ("",) * d
+
+
+def dim_regions(d: int) -> list[tuple[int, int, str]]:
+    """[(start, stop, what)] spans of the residual stream, from the model's layout, for the axis."""
+    if len(model.DIM_NAMES) != d:
+        return [(0, d, "dimension")]
+    bounds = (0, model.SLOT_START, model.DETECTOR_START, model.POSITION_START, d)
+    names = ("features", "head slots", "FFN", "position code")
+    return [(a, b, name) for a, b, name in zip(bounds, bounds[1:], names) if b > a]
+
+
+def _formula(mu: float, sigma: float, n: str) -> str:
+    """LayerNorm(r) = γ ⊙ (r − μ)/σ + β  = γ ⊙ (r − 0.27)/0.47 + β, live (n: the block's subscript).
+
+    Two <math> blocks in a wrapping row, so a phone shows them one above the other.
+    """
+    def s(name):  # μ -> μ₁
+        return sub(mi(name), mn(n))
+
+    r = mi("r")
+    mu_val = paren(mn_num(mu, 3)) if num(mu, 3).startswith("−") else mn_num(mu, 3)
+    symbolic = row(row(mtext("LayerNorm"), paren(r)), mo("="),
+                   s("γ"), mo("⊙"), frac(row(r, mo("−"), s("μ")), s("σ")), mo("+"), s("β"))
+    live = row(mo("="), s("γ"), mo("⊙"), frac(row(r, mo("−"), mu_val), mn_num(sigma, 3)), mo("+"), s("β"))
+    return (f'<div class="formula-row">'
+            f'{math(symbolic, display="block", label="LayerNorm of r equals gamma times (r minus mu) over sigma plus beta")}'
+            f'{math(live, display="block", label=f"here: gamma times (r minus {num(mu, 3)}) over {num(sigma, 3)} plus beta")}'
+            f'</div>')
+
+
+def _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity) -> list[str]:
+    """Per-dimension derivations, every number read from the trace (or the parameters)."""
+    a, b, r = names
+    labels = dim_names(len(total))
+    tips = []
+    for j in range(len(total)):
+        what = f" · {labels[j]}" if labels[j] else ""
+        affine = "" if identity else f"\nγ = {num(gamma[j], 3)}, β = {num(beta[j], 3)}"
+        tips.append(
+            f"dimension {j}{what}\n"
+            f"{a} + {b} = {num(first[j], 3)} + {_signed(second[j])} = {num(total[j], 3)}\n"
+            f"LayerNorm: γ·({num(total[j], 3)} − {_signed(mu)}) / {num(sigma, 3)} + β = {num(out[j], 3)}{affine}")
+    return tips
+
+
+def _table(caption: str, headers, columns) -> str:
+    """The numbers behind a chart, for screen readers (visually hidden); printed to 3 decimals."""
+    labels = dim_names(len(columns[0]))
+    head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
+    body = "".join(
+        f'<tr><th>{j} {esc(labels[j])}</th>{"".join(f"<td>{num(c[j], 3)}</td>" for c in columns)}</tr>'
+        for j in range(len(columns[0])))
+    # the wrapper is what hides it: a table ignores the width/height that .sr-only sets
+    return (f'<div class="sr-only"><table><caption>{esc(caption)}</caption><thead><tr><th scope="col">dimension</th>'
+            f'{head}</tr></thead><tbody>{body}</tbody></table></div>')
+
+
+def _stats(mu: float, sigma: float, d: int, r_name: str, n: str) -> str:
+    k = n.translate(_SUBSCRIPT)
+    mu_tip = f"μ{k}: the mean of the {d} entries of {r_name}; LayerNorm subtracts it"
+    sigma_tip = (f"σ{k} = √(variance + ε), ε = 10⁻⁵: the spread of the {d} entries of {r_name}; "
+                 f"LayerNorm divides by it")
+    return (f'<p class="ln-stats">'
+            f'<span{attr(class_="stat stat-mu", tabindex=0, data_tip=mu_tip, data_mu=data_num(mu))}>μ{k} = {esc(num(mu, 3))}</span> '
+            f'<span{attr(class_="stat stat-sigma", tabindex=0, data_tip=sigma_tip, data_sigma=data_num(sigma))}>σ{k} = {esc(num(sigma, 3))}</span></p>')
+
+
+def _axis(d: int) -> str:
+    """Under the bars: what each stretch of dimensions holds in the model, and the dimension numbers."""
+    spans = "".join(f'<span{attr(class_="dim-region", style=f"flex: {b - a} 1 0", title=f"dims {a}–{b - 1}: {what}")}>'
+                    f'{esc(what)}</span>' for a, b, what in dim_regions(d))
+    return (f'<div class="vec-axis" aria-hidden="true"><div class="dim-regions">{spans}</div>'
+            f'<div class="dim-ends"><span>dim 0</span><span>dim {d - 1}</span></div></div>')
+
+
+def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: float, sigma: float,
+           out, gamma, beta, out_name: str) -> str:
+    """One residual + LayerNorm: the two summands, their sum with μ/σ lines, and the normalised output.
+
+    summands: ((values [d], name, note), (values [d], name, note)); total [d] is their sum
+    (from the trace), out [d] the LayerNorm output, n the block's number ("1" or "2").
+    """
+    (first, a, a_note), (second, b, b_note) = summands
+    # plain Python floats: formatting 2 x 1,500 numbers is several times faster than from np.float64
+    first, second, total, out, gamma, beta = (np.asarray(v, dtype=float).tolist()
+                                              for v in (first, second, total, out, gamma, beta))
+    r_name = f"{a} + {b}"
+    d = len(total)
+    identity = _is_identity_affine(gamma, beta)
+    mu_s, sigma_s = "μ" + n.translate(_SUBSCRIPT), "σ" + n.translate(_SUBSCRIPT)
+    limit_in = symmetric_limit(first, second, total, np.array([abs(mu) + sigma]))  # μ ± σ stays in view
+    charts = [bar_row(first, limit_in, name=a, note=a_note, key=f"{key}-a"),
+              bar_row(second, limit_in, name=b, note=b_note, key=f"{key}-b"),
+              bar_row(total, limit_in, name=r_name, note="their sum, same scale", key=f"{key}-sum",
+                      lines=((mu, "ref-mu", f"— {mu_s} = {num(mu, 3)}"), (mu + sigma, "ref-sigma", f"┄ {mu_s} ± {sigma_s}"),
+                             (mu - sigma, "ref-sigma", "")))]
+    limit_out = symmetric_limit(out, np.array([1.0]))
+    if identity:
+        charts.append(bar_row(out, limit_out, name=f"({r_name} − {mu_s}) / {sigma_s} = {out_name}",
+                              note="mean 0, spread 1; γ = 1 and β = 0 in this model", key=f"{key}-out",
+                              lines=((0.0, "ref-mu", "— 0"), (1.0, "ref-sigma", "┄ ±1"), (-1.0, "ref-sigma", ""))))
+        note = ""
+    else:
+        charts += [bar_row(gamma, symmetric_limit(gamma), name="γ", note="scale, per dimension", key=f"{key}-gamma"),
+                   bar_row(beta, symmetric_limit(beta), name="β", note="shift, per dimension", key=f"{key}-beta"),
+                   bar_row(out, limit_out, name=f"{out_name} = γ ⊙ ({r_name} − {mu_s}) / {sigma_s} + β", note="",
+                           key=f"{key}-out")]
+        note = ('<p class="muted ln-note">The normalised vector before γ and β is not drawn: the trace records '
+                'only the LayerNorm output.</p>')
+    tips = _ln_tips(first, second, total, out, mu, sigma, gamma, beta, (a, b, r_name), identity)
+    table = _table(f"{title}: the {d} dimensions", [a, b, r_name, out_name], [first, second, total, out])
+    return (f'<section{attr(class_="ln-block", data_block=key, data_mu=data_num(mu), data_sigma=data_num(sigma), data_d=d)}>'
+            f'<h4 class="ln-title">{esc(title)}</h4><p class="ln-intro">{intro}</p>'
+            f'{_formula(mu, sigma, n)}'
+            f'<p class="ln-where muted">where r = {esc(r_name)}; {mu_s} and {sigma_s} are the mean and standard '
+            f'deviation of its {d} entries.</p>'
+            f'{_stats(mu, sigma, d, r_name, n)}'
+            f'<div class="vec-stack">{"".join(charts)}'
+            f'{dimension_hits(tips, label=f"{d} dimensions of {r_name}: arrow keys step through them")}</div>'
+            f'{_axis(d)}{note}{table}</section>')
+
+
+def render(state, computed) -> str:
+    """The query token's residual sum and LayerNorm, after attention (in full) and after the FFN (the same, again)."""
+    tr, p = computed.trace, computed.params
+    i = state.query
+    token = computed.tokens[i]
+    heading = (f'<h3 class="ln-heading">Query token <q class="tok">{esc(clip_label(token, 24))}</q> '
+               f'<span class="muted">(position {i}, d_model = {tr.d_model})</span></h3>')
+    first = _block(
+        key="ln1", n="1", title="After attention: h = LayerNorm(x + MHA(x))",
+        intro=("Attention does not replace the token's vector: its output MHA(x) is <em>added</em> to x "
+               "(the residual connection), so the token keeps what it was and gains what it gathered. "
+               "LayerNorm then re-centres the sum on 0 and rescales it to unit spread."),
+        summands=((tr.x[i], "x", "token + position embedding"), (tr.attn_out[i], "MHA(x)", "attention output")),
+        total=tr.resid1[i], mu=float(tr.ln1_mean[i]), sigma=float(tr.ln1_std[i]), out=tr.ln1[i],
+        gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h")
+    second = _block(
+        key="ln2", n="2", title="After the feed-forward network: out = LayerNorm(h + FFN(h))",
+        intro="The same again around the feed-forward network: its output is added to h and the sum is normalised.",
+        summands=((tr.ln1[i], "h", "from above"), (tr.ffn_out[i], "FFN(h)", "feed-forward output")),
+        total=tr.resid2[i], mu=float(tr.ln2_mean[i]), sigma=float(tr.ln2_std[i]), out=tr.out[i],
+        gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out")
+    legend = scale_legend("−", "+", what="bar height and colour: negative (blue), 0, positive (orange); each row's "
+                                           "scale is printed next to its name. Hover or focus the bars (arrow keys "
+                                           "move) for each dimension's numbers.")
+    return (f'<div{attr(class_="ln-panel", data_view="layernorm", data_query=i)}>{heading}{legend}'
+            f'{first}{second}</div>')

@@ -1,0 +1,66 @@
+"""The layer-flow stepper: the six stages of the block, each with its formula and one line.
+
+Buttons select a stage (data-event="set_stage"); the arrow keys press the
+previous/next buttons (the bridge forwards ArrowLeft/ArrowRight inside
+[data-arrow-keys] to the [data-arrow] buttons). The worker then asks the page to
+bring the stage's section into view (see STAGE_SECTIONS).
+"""
+from __future__ import annotations
+
+from ..state import STAGES
+from . import math as m
+from .markup import attr, esc
+
+# The page section each stage brings into focus (ids in site/index.html).
+STAGE_SECTIONS = ("stage-input", "stage-projections", "stage-attention", "stage-multihead",
+                  "stage-layernorm", "stage-ffn")
+
+
+def _formulas() -> tuple[str, ...]:
+    x, W, b = m.mi("x"), m.mi("W"), m.mi("b")
+    return (
+        m.math(m.sub(x, m.mi("i")), m.mo("="), m.mi("e"), m.paren(m.sub(m.mtext("token"), m.mi("i"))),
+               m.mo("+"), m.mtext("PE"), m.paren(m.mi("i"))),
+        m.math(m.mi("Q"), m.mo("="), m.mi("X"), m.sub(W, m.mi("Q")), m.mo(","),
+               m.mi("K"), m.mo("="), m.mi("X"), m.sub(W, m.mi("K")), m.mo(","),
+               m.mi("V"), m.mo("="), m.mi("X"), m.sub(W, m.mi("V"))),
+        m.math(m.mi("A"), m.mo("="), m.mtext("softmax"),
+               m.paren(m.frac(m.row(m.mi("Q"), m.sup(m.mi("K"), m.mo("⊤"))), m.row(m.sqrt_dk(), m.mo("·"), m.mi("T")))),
+               m.mo(","), m.mi("Z"), m.mo("="), m.mi("A"), m.mi("V")),
+        m.math(m.mtext("MultiHead"), m.mo("="), m.mtext("Concat"),
+               m.paren(m.row(m.sub(m.mtext("head"), m.mn("1")), m.mo(","), m.mo("…"), m.mo(","),
+                             m.sub(m.mtext("head"), m.mi("h")))), m.sup(W, m.mi("O"))),
+        m.math(m.mi("h"), m.mo("="), m.mtext("LayerNorm"), m.paren(m.row(x, m.mo("+"), m.mtext("MultiHead"), m.paren(x)))),
+        m.math(m.mtext("out"), m.mo("="), m.mtext("LayerNorm"),
+               m.paren(m.row(m.mi("h"), m.mo("+"), m.mi("φ"), m.paren(m.row(m.mi("h"), m.sub(W, m.mn("1")), m.mo("+"), m.sub(b, m.mn("1")))),
+                             m.sub(W, m.mn("2")), m.mo("+"), m.sub(b, m.mn("2"))))),
+    )
+
+
+EXPLANATIONS = (
+    "Each token becomes a vector: what the word is (its features) plus where it is (a sinusoidal position signal).",
+    "Three learned-by-design projections turn every token vector into a query (what it looks for), a key (what it offers) and a value (what it passes on).",
+    "Each query is compared with every key; the scores are divided by √d_k·T and turned into weights by a softmax; the output is the weighted sum of the values.",
+    "Every head does this in its own 64-dimensional subspace; their outputs are concatenated and mixed back into the model's width by W_O.",
+    "The attention output is added to the input (the residual path) and normalised to zero mean and unit variance, then scaled by γ and shifted by β.",
+    "Each token then passes, on its own, through a two-layer network that widens to 4·d_model, applies a nonlinearity, and narrows back; another residual + LayerNorm follows.",
+)
+
+
+def render(state, computed=None) -> str:
+    k = state.stage
+    formulas = _formulas()
+    buttons = "".join(
+        f'<li><button type="button"{attr(class_="step is-current" if s == k else "step", data_event="set_stage", data_value=s, aria_current="step" if s == k else None, aria_controls=STAGE_SECTIONS[s])}>'
+        f'<span class="step-number">{s + 1}</span> <span class="step-name">{esc(name)}</span></button></li>'
+        for s, name in enumerate(STAGES))
+    prev_btn = (f'<button type="button" class="step-nav"{attr(data_arrow="prev", data_event="set_stage", data_value=max(0, k - 1), disabled=k == 0)} '
+                f'aria-label="Previous stage">←</button>')
+    next_btn = (f'<button type="button" class="step-nav"{attr(data_arrow="next", data_event="set_stage", data_value=min(len(STAGES) - 1, k + 1), disabled=k == len(STAGES) - 1)} '
+                f'aria-label="Next stage">→</button>')
+    return (f'<nav class="stepper" data-arrow-keys aria-label="Stages of the transformer block" data-stage="{k}">'
+            f'{prev_btn}<ol class="steps">{buttons}</ol>{next_btn}</nav>'
+            f'<div class="stage-detail" data-stage-detail="{k}"><p class="stage-title">Stage {k + 1} of {len(STAGES)}: '
+            f'<strong>{esc(STAGES[k])}</strong></p>'
+            f'<div class="stage-formula">{formulas[k]}</div>'
+            f'<p class="stage-line">{esc(EXPLANATIONS[k])}</p></div>')

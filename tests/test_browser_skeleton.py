@@ -1,0 +1,185 @@
+"""The walking skeleton in a real browser: pre-rendered first paint, Python in a worker,
+live heatmap driven by the controls, served from a sub-path with no other host contacted.
+
+Expected weights are derived here independently: Q and K are built with plain NumPy
+from the model's published inputs (embedding and weight matrices), and the softmax is
+written out in the test.
+"""
+from __future__ import annotations
+
+import math
+import re
+import urllib.request
+
+import numpy as np
+import pytest
+
+from attention_explorer import model, tokens as tok
+from conftest import open_page, wait_ready
+
+pytestmark = pytest.mark.browser
+
+
+def independent_weights(text: str, head: int, temperature: float, dk_scale: float) -> np.ndarray:
+    """A [n, n] = softmax(Q_h K_hᵀ / (dk_scale · T)) computed from scratch (no causal mask)."""
+    toks = tok.tokenize(text)
+    x = model.embed(toks).x
+    p = model.block_params()
+    d = model.CONFIG.d_head
+    cols = slice(head * d, (head + 1) * d)
+    q = x @ p.w_q[:, cols] + p.b_q[cols]
+    k = x @ p.w_k[:, cols] + p.b_k[cols]
+    n = len(toks)
+    out = np.zeros((n, n))
+    for i in range(n):
+        logits = [float(q[i] @ k[j]) / (dk_scale * temperature) for j in range(n)]
+        m = max(logits)
+        e = [math.exp(z - m) for z in logits]
+        out[i] = [v / sum(e) for v in e]
+    return out
+
+
+def heatmap_weights(page) -> np.ndarray:
+    cells = page.eval_on_selector_all(
+        'svg[data-view="attention-matrix"] rect[data-i]',
+        "els => els.map(e => [+e.dataset.i, +e.dataset.j, parseFloat(e.dataset.weight)])")
+    n = int(math.isqrt(len(cells)))
+    assert n * n == len(cells) and n > 0, f"expected a square grid, got {len(cells)} cells"
+    w = np.full((n, n), np.nan)
+    for i, j, v in cells:
+        w[i, j] = v
+    assert not np.isnan(w).any(), "a cell is missing from the grid"
+    return w
+
+
+def set_range(page, selector: str, value: float):
+    """Move a slider the way a reader's drag does: set the value, fire `input`."""
+    page.eval_on_selector(selector, "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }",
+                          str(value))
+
+
+def wait_matrix(page, **attrs):
+    cond = " && ".join(f"s.dataset.{k} === {v!r}" for k, v in attrs.items())
+    page.wait_for_function(f"(() => {{ const s = document.querySelector('svg[data-view=\"attention-matrix\"]'); return s && {cond}; }})()")
+
+
+def test_first_paint_has_the_real_heatmap_before_python(base_url):
+    """index.html itself (no JS run) holds the default preset's heatmap with every weight."""
+    html = urllib.request.urlopen(base_url).read().decode()
+    n = len(tok.tokenize(model.DEFAULT_TEXT))
+    assert 'data-state="loading"' in html
+    assert 'data-view="attention-matrix"' in html
+    svg = re.search(r'<svg[^>]*data-view="attention-matrix".*?</svg>', html, re.S).group(0)
+    assert len(re.findall(r'<rect[^>]*data-i="\d+"[^>]*data-weight="', svg)) == n * n
+    assert 'href="/' not in html and 'src="/' not in html, "absolute URLs break sub-path hosting"
+
+
+def test_page_is_ready_with_python_in_a_worker(live):
+    """Ready means Python rendered; Pyodide was never loaded on the main thread."""
+    assert live.evaluate("document.documentElement.dataset.state") == "ready"
+    # the bridge checks the runtime files with HEAD requests (no body); a main-thread
+    # Pyodide would download their bodies here
+    bodies = live.evaluate("performance.getEntriesByType('resource')"
+                           ".filter(e => e.name.includes('pyodide.asm')).map(e => [e.name, e.encodedBodySize])")
+    assert bodies and all(size == 0 for _, size in bodies), f"Pyodide loaded on the main thread: {bodies}"
+    assert live.evaluate("typeof globalThis.loadPyodide") == "undefined"
+    assert "live" in live.inner_text("#runtime-status")
+
+
+def test_default_heatmap_matches_independent_softmax(live):
+    w = heatmap_weights(live)
+    expected = independent_weights(model.DEFAULT_TEXT, head=0, temperature=1.0, dk_scale=8.0)
+    np.testing.assert_allclose(w, expected, atol=1e-9)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("temperature", [0.25, 2.5, 1.0])
+def test_temperature_slider_recomputes_weights_in_python(live, temperature):
+    set_range(live, "#temperature", temperature)
+    wait_matrix(live, temperature=f"{temperature:g}")
+    assert live.input_value("#temperature") == f"{temperature:g}"
+    expected = independent_weights(model.DEFAULT_TEXT, head=0, temperature=temperature, dk_scale=8.0)
+    np.testing.assert_allclose(heatmap_weights(live), expected, atol=1e-9)
+    assert live.inner_text("#temperature-out") == f"{temperature:.2f}"
+
+
+def test_temperature_slider_by_keyboard(live):
+    """Arrow keys on the focused slider move T by one step (0.05) and the heatmap follows."""
+    set_range(live, "#temperature", 1.0)
+    wait_matrix(live, temperature="1")
+    live.focus("#temperature")
+    live.keyboard.press("ArrowRight")
+    wait_matrix(live, temperature="1.05")
+    expected = independent_weights(model.DEFAULT_TEXT, head=0, temperature=1.05, dk_scale=8.0)
+    np.testing.assert_allclose(heatmap_weights(live), expected, atol=1e-9)
+    set_range(live, "#temperature", 1.0)
+    wait_matrix(live, temperature="1")
+
+
+def test_dk_scale_slider_recomputes_weights(live):
+    set_range(live, "#dk-scale", 2.0)
+    wait_matrix(live, dkScale="2")
+    expected = independent_weights(model.DEFAULT_TEXT, head=0, temperature=1.0, dk_scale=2.0)
+    np.testing.assert_allclose(heatmap_weights(live), expected, atol=1e-9)
+    set_range(live, "#dk-scale", 8.0)
+    wait_matrix(live, dkScale="8")
+
+
+def test_head_picker_lists_heads_by_name_and_switches(live):
+    options = live.eval_on_selector_all("#head option", "os => os.map(o => [o.value, o.textContent])")
+    assert options == [[str(h), info.name] for h, info in enumerate(model.HEADS)]
+    live.select_option("#head", "2")
+    wait_matrix(live, head="2")
+    expected = independent_weights(model.DEFAULT_TEXT, head=2, temperature=1.0, dk_scale=8.0)
+    np.testing.assert_allclose(heatmap_weights(live), expected, atol=1e-9)
+    live.select_option("#head", "0")
+    wait_matrix(live, head="0")
+
+
+def test_clicking_a_token_moves_the_query_row(live):
+    before = live.get_attribute('svg[data-view="attention-matrix"] .query-outline', "data-query-row")
+    assert before == str(model.DEFAULT_QUERY)
+    target = 1 if model.DEFAULT_QUERY != 1 else 2
+    live.click(f'.chip[data-token-index="{target}"]')
+    live.wait_for_selector(f'svg[data-view="attention-matrix"] .query-outline[data-query-row="{target}"]')
+    assert live.get_attribute(f'.chip[data-token-index="{target}"]', "aria-pressed") == "true"
+    assert live.get_attribute('svg[data-view="attention-matrix"]', "data-query") == str(target)
+    live.click(f'.chip[data-token-index="{model.DEFAULT_QUERY}"]')
+    live.wait_for_selector(f'.query-outline[data-query-row="{model.DEFAULT_QUERY}"]')
+
+
+def test_typing_a_sentence_recomputes_and_bad_input_keeps_the_last_picture(live):
+    text = "Dogs bark loudly ."
+    live.fill("#tokens", text)
+    live.wait_for_function(f"document.querySelectorAll('svg[data-view=\"attention-matrix\"] rect[data-i]').length === {len(tok.tokenize(text)) ** 2}")
+    np.testing.assert_allclose(heatmap_weights(live), independent_weights(text, 0, 1.0, 8.0), atol=1e-9)
+    good = live.inner_html('[data-panel="attention-matrix"]')
+    live.fill("#tokens", "   ")
+    live.wait_for_function("document.getElementById('input-message').textContent.length > 0")
+    assert live.get_attribute("#tokens", "aria-invalid") == "true"
+    assert live.inner_html('[data-panel="attention-matrix"]') == good
+    live.fill("#tokens", model.DEFAULT_TEXT)
+    live.wait_for_function("document.getElementById('input-message').textContent === ''")
+
+
+def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base_url):
+    """If the runtime cannot load, data-state is 'error', a message says so, the heatmap stays."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.route("**/pyodide.asm.wasm", lambda route: route.fulfill(status=404, body="gone"))
+    page.goto(base_url)
+    page.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=120_000)
+    assert page.evaluate("document.documentElement.dataset.state") == "error"
+    assert "could not start" in page.inner_text("#runtime-status")
+    assert page.locator('svg[data-view="attention-matrix"] rect[data-i]').count() > 0
+    context.close()
+
+
+def test_works_from_a_subpath_at_a_phone_width(browser, base_url):
+    """A second, independent load at 360 px: ready, no page problems, no horizontal scroll."""
+    context, page, problems = open_page(browser, base_url, viewport={"width": 360, "height": 740})
+    wait_ready(page)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"the page scrolls sideways by {overflow}px at 360px"
+    problems.assert_none()
+    context.close()
