@@ -27,12 +27,13 @@ from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
 # a diverging, colour-blind-safe scale for signed values
 # ---------------------------------------------------------------------------
 
-# One hue per sign, magnitude as opacity: blue < 0, orange > 0 (the blue/orange
+# One hue per sign, magnitude as opacity: blue > 0, orange < 0, as in every other
+# signed view of the page (embedding, routing, affinity) (the blue/orange
 # axis survives the common red-green deficiencies), fading into whatever is
 # behind, so 0 is the card colour in light *and* dark mode. Both hues keep a
 # contrast of about 4:1 against white and against the dark card.
-NEGATIVE_RGB = (49, 130, 206)   # #3182ce
-POSITIVE_RGB = (230, 97, 1)     # #e66101
+POSITIVE_RGB = (49, 130, 206)   # #3182ce
+NEGATIVE_RGB = (230, 97, 1)     # #e66101
 MIN_ALPHA = 0.08                # a value of exactly 0 is still a faint mark
 
 
@@ -319,7 +320,7 @@ def render(state, computed) -> str:
         summands=((tr.ln1[i], "h", "from above"), (tr.ffn_out[i], "FFN(h)", "feed-forward output")),
         total=tr.resid2[i], mu=float(tr.ln2_mean[i]), sigma=float(tr.ln2_std[i]), out=tr.out[i],
         gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out")
-    legend = scale_legend("−", "+", what="bar height and colour: negative (blue), 0, positive (orange); each row's "
+    legend = scale_legend("−", "+", what="bar height and colour: negative (orange), 0, positive (blue); each row's "
                                            "scale is printed next to its name. Hover or focus the bars (arrow keys "
                                            "move) for each dimension's numbers.")
     return (f'<div{attr(class_="ln-panel", data_view="layernorm", data_query=i)}>{heading}{legend}'

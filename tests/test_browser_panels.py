@@ -1,0 +1,215 @@
+"""Every panel live in a real browser: tooltips, keyboard, stepper, and each control moving
+the right numbers. Expected numbers are derived here independently (plain NumPy from the
+model's published inputs, and the formulas written out), never copied from the views.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from attention_explorer import model, tokens as tok
+from test_browser_skeleton import independent_weights, set_range, wait_matrix
+
+pytestmark = pytest.mark.browser
+MATRIX = 'svg[data-view="attention-matrix"]'
+
+
+def independent_scores(text: str, head: int) -> np.ndarray:
+    """Raw Q_h·K_hᵀ [n, n] from the embedding and the weight matrices."""
+    x = model.embed(tok.tokenize(text)).x
+    p = model.block_params()
+    d = model.CONFIG.d_head
+    cols = slice(head * d, (head + 1) * d)
+    return (x @ p.w_q[:, cols] + p.b_q[cols]) @ (x @ p.w_k[:, cols] + p.b_k[cols]).T
+
+
+@pytest.fixture
+def fresh(live):
+    """The shared page, reset to the default state first."""
+    live.click("#reset")
+    live.wait_for_function(f"""(() => {{ const s = document.querySelector('{MATRIX}');
+        return s.dataset.head === '0' && s.dataset.temperature === '1' && s.dataset.query === '{model.DEFAULT_QUERY}'
+            && document.querySelector('[data-stage-detail]').dataset.stageDetail === '0'
+            && !document.querySelector('{MATRIX} [data-masked]')
+            && document.querySelectorAll('{MATRIX} rect[data-i]').length === {len(tok.tokenize(model.DEFAULT_TEXT)) ** 2}; }})()""")
+    live.mouse.move(0, 0)
+    return live
+
+
+def tooltip_text(page) -> str:
+    page.wait_for_selector("#tooltip:not([hidden])")
+    return page.inner_text("#tooltip")
+
+
+def test_hovering_a_cell_shows_its_derivation_with_the_real_numbers(fresh):
+    i, j = model.DEFAULT_QUERY, 1
+    fresh.hover(f'{MATRIX} rect[data-i="{i}"][data-j="{j}"]')
+    text = tooltip_text(fresh)
+    score = independent_scores(model.DEFAULT_TEXT, 0)[i, j]
+    weight = independent_weights(model.DEFAULT_TEXT, 0, 1.0, 8.0)[i, j]
+    assert f"Q·K = {score:.2f}" in text
+    assert "÷ (8.00 × 1.00)" in text and f"{score / 8:.3f}" in text
+    assert f"{100 * weight:.1f} %" in text
+
+
+def test_keyboard_focus_shows_the_tooltip_and_arrows_move_between_cells(fresh):
+    start = fresh.locator(f'{MATRIX} [data-grid-cell][tabindex="0"]')
+    assert start.count() == 1, "the heatmap grid needs exactly one tab stop"
+    start.focus()
+    i, j = int(start.get_attribute("data-i")), int(start.get_attribute("data-j"))
+    first = tooltip_text(fresh)
+    fresh.keyboard.press("ArrowRight" if j == 0 else "ArrowLeft")
+    j2 = 1 if j == 0 else j - 1
+    focused = fresh.evaluate("[document.activeElement.dataset.i, document.activeElement.dataset.j]")
+    assert focused == [str(i), str(j2)]
+    fresh.wait_for_function("(t) => document.getElementById('tooltip').innerText !== t", arg=first)
+    score = independent_scores(model.DEFAULT_TEXT, 0)[i, j2]
+    assert f"Q·K = {score:.2f}" in tooltip_text(fresh)
+    fresh.keyboard.press("Escape")
+    fresh.wait_for_selector("#tooltip[hidden]", state="attached")
+
+
+def test_stepper_moves_by_keyboard_and_brings_the_stage_into_view(fresh):
+    fresh.focus('.step[data-value="0"]')
+    fresh.keyboard.press("ArrowRight")
+    fresh.wait_for_selector('[data-stage-detail="1"]')
+    assert fresh.get_attribute("#stage-projections", "class").split().count("is-focused-stage") == 1
+    for k in range(2, 6):
+        fresh.focus(".step.is-current")
+        fresh.keyboard.press("ArrowRight")
+        fresh.wait_for_selector(f'[data-stage-detail="{k}"]')
+    assert fresh.is_disabled('[data-arrow="next"]')
+    fresh.wait_for_function("""(() => { const r = document.getElementById('stage-ffn').getBoundingClientRect();
+        return r.top >= 0 && r.top < window.innerHeight; })()""")
+    fresh.focus(".step.is-current")
+    fresh.keyboard.press("ArrowLeft")
+    fresh.wait_for_selector('[data-stage-detail="4"]')
+    assert "LayerNorm" in fresh.inner_text(".stage-detail")
+    assert fresh.locator(".stage-detail math").count() == 1, "the stage formula is typeset MathML"
+
+
+def test_clicking_a_small_multiple_selects_that_head(fresh):
+    fresh.click('[data-panel="head-multiples"] [data-event="set_head"][data-value="2"]')
+    wait_matrix(fresh, head="2")
+    assert fresh.input_value("#head") == "2"
+    assert fresh.get_attribute('[data-panel="head-multiples"] [data-value="2"]', "aria-pressed") == "true"
+    np.testing.assert_allclose(
+        fresh.eval_on_selector_all('[data-panel="affinity"] g.bar[data-measure="weight"]',
+                                   "els => els.map(e => parseFloat(e.dataset.weight))"),
+        independent_weights(model.DEFAULT_TEXT, 2, 1.0, 8.0)[model.DEFAULT_QUERY], atol=1e-9)
+
+
+def test_clicking_a_row_label_moves_the_query_everywhere(fresh):
+    fresh.click(f'{MATRIX} .row-label[data-token-index="1"]')
+    wait_matrix(fresh, query="1")
+    assert set(fresh.eval_on_selector_all('[data-panel="affinity"] g.bar', "els => els.map(e => e.dataset.i)")) == {"1"}
+    assert fresh.get_attribute('.chip[data-token-index="1"]', "aria-pressed") == "true"
+    assert "cat" in fresh.inner_text('[data-panel="embedding"]')
+
+
+@pytest.mark.parametrize("temperature, dk_scale", [(2.0, 4.0), (0.5, 16.0)])
+def test_sliders_move_the_scaled_scores_and_weights(fresh, temperature, dk_scale):
+    set_range(fresh, "#temperature", temperature)
+    set_range(fresh, "#dk-scale", dk_scale)
+    wait_matrix(fresh, temperature=f"{temperature:g}", dkScale=f"{dk_scale:g}")
+    bars = fresh.eval_on_selector_all('[data-panel="affinity"] g.bar[data-measure="score"]',
+                                      "els => els.map(e => [+e.dataset.j, +e.dataset.score, +e.dataset.scaled, +e.dataset.weight])")
+    scores = independent_scores(model.DEFAULT_TEXT, 0)[model.DEFAULT_QUERY]
+    weights = independent_weights(model.DEFAULT_TEXT, 0, temperature, dk_scale)[model.DEFAULT_QUERY]
+    for j, score, scaled, weight in bars:
+        assert score == pytest.approx(scores[j], abs=1e-9)
+        assert scaled == pytest.approx(scores[j] / (dk_scale * temperature), abs=1e-9)
+        assert weight == pytest.approx(weights[j], abs=1e-9)
+    assert fresh.inner_text("#dk-scale-out") == f"{dk_scale:.1f}"
+
+
+def test_causal_mask_hides_the_future_in_matrix_and_routing(fresh):
+    fresh.check("#causal")
+    fresh.wait_for_selector(f"{MATRIX} rect[data-masked]")
+    cells = fresh.eval_on_selector_all(f"{MATRIX} rect[data-i]",
+                                       "els => els.map(e => [+e.dataset.i, +e.dataset.j, +e.dataset.weight, !!e.dataset.masked])")
+    n = int(math.isqrt(len(cells)))
+    w = np.zeros((n, n))
+    for i, j, weight, masked in cells:
+        assert masked == (j > i)
+        w[i, j] = weight
+    scores = independent_scores(model.DEFAULT_TEXT, 0) / 8.0
+    for i in range(n):  # softmax over the visible keys only, written out
+        e = np.exp(scores[i, : i + 1] - scores[i, : i + 1].max())
+        np.testing.assert_allclose(w[i, : i + 1], e / e.sum(), atol=1e-9)
+        assert not w[i, i + 1:].any()
+    routes = fresh.eval_on_selector_all('[data-panel="routing"] path.route', "els => els.map(e => +e.dataset.j)")
+    assert routes and max(routes) <= model.DEFAULT_QUERY, "a line reaches a future key"
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu", "swiglu"])
+def test_activation_choice_is_applied_to_every_hidden_unit(fresh, activation):
+    fresh.select_option("#activation", activation)
+    fresh.wait_for_selector(f'[data-view="ffn"][data-activation="{activation}"]')
+    units = fresh.eval_on_selector_all('[data-panel="ffn"] circle[data-unit]',
+                                       "els => els.map(e => [+e.dataset.pre, +e.dataset.act, e.dataset.gate === undefined ? null : +e.dataset.gate])")
+    assert len(units) == model.CONFIG.d_ff
+    for pre, act, gate in units:
+        if activation == "relu":
+            expected = max(0.0, pre)
+        elif activation == "gelu":
+            expected = 0.5 * pre * (1 + math.erf(pre / math.sqrt(2)))
+        else:
+            expected = gate / (1 + math.exp(-gate)) * pre
+        assert act == pytest.approx(expected, abs=1e-9)
+
+
+def test_scale_demo_follows_its_d_k_slider(fresh):
+    set_range(fresh, "#demo-dk", 256)
+    fresh.wait_for_selector('[data-view="scale-demo"][data-dk="256"]')
+    assert fresh.inner_text("#demo-dk-out") == "256"
+    set_range(fresh, "#demo-dk", 64)
+    fresh.wait_for_selector('[data-view="scale-demo"][data-dk="64"]')
+
+
+def test_routing_can_show_all_heads(fresh):
+    fresh.check("#routing-all")
+    fresh.wait_for_function("new Set([...document.querySelectorAll('[data-panel=\"routing\"] path.route')].map(e => e.dataset.h)).size === 4")
+    n = len(tok.tokenize(model.DEFAULT_TEXT))
+    assert fresh.locator('[data-panel="routing"] path.route').count() == model.CONFIG.n_heads * n
+    fresh.uncheck("#routing-all")
+    fresh.wait_for_function("new Set([...document.querySelectorAll('[data-panel=\"routing\"] path.route')].map(e => e.dataset.h)).size === 1")
+
+
+def test_preset_picker_loads_the_sentence_and_says_what_to_look_for(fresh):
+    preset = model.PRESETS[3]
+    fresh.select_option("#preset", preset.id)
+    fresh.wait_for_function(f"document.querySelectorAll('.chip').length === {len(tok.tokenize(preset.text))}")
+    assert fresh.input_value("#tokens") == preset.text
+    assert preset.look_for[:40] in fresh.inner_text('[data-panel="preset-info"]')
+    assert fresh.get_attribute(f'.chip[data-token-index="{preset.query}"]', "aria-pressed") == "true"
+
+
+@pytest.mark.parametrize("text", ['<img src=x onerror=alert(1)>', 'He said "hi" & left 😀', "שלום עולם", "Hello"])
+def test_reader_text_is_shown_as_text_never_as_markup(fresh, text):
+    dialogs = []
+    fresh.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    n = len(tok.tokenize(text))
+    fresh.fill("#tokens", text)
+    fresh.wait_for_function("(want) => JSON.stringify([...document.querySelectorAll('.chip')]"
+                            ".map(e => e.lastChild.textContent)) === want", arg=json.dumps(tok.tokenize(text), separators=(",", ":"), ensure_ascii=False))
+    fresh.wait_for_function(f"document.querySelectorAll('{MATRIX} rect[data-i]').length === {n * n}")
+    assert fresh.locator('img[src="x"]').count() == 0 and not dialogs
+
+
+def test_token_limit_and_empty_input_keep_the_last_good_picture(fresh):
+    ok = " ".join(["word"] * tok.MAX_TOKENS)
+    fresh.fill("#tokens", ok)
+    fresh.wait_for_function(f"document.querySelectorAll('.chip').length === {tok.MAX_TOKENS}")
+    good = fresh.inner_html(f'[data-panel="attention-matrix"]')
+    for bad in (ok + " word", ""):
+        fresh.fill("#tokens", bad)
+        fresh.wait_for_function("document.getElementById('input-message').textContent.length > 0")
+        message = fresh.inner_text("#input-message")
+        assert (str(tok.MAX_TOKENS) in message) if bad else message
+        assert fresh.inner_html('[data-panel="attention-matrix"]') == good
+        fresh.fill("#tokens", ok)
+        fresh.wait_for_function("document.getElementById('input-message').textContent === ''")
