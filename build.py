@@ -200,12 +200,16 @@ def worker_config(modules: list[str]) -> dict:
     return {"files": {f"./py/{m}": f"./{m}" for m in modules}}
 
 
-def render_page() -> str:
-    """index.html: the template with the first screen pre-rendered by the real views."""
+TEMPLATES = ("index.html", "embed.html")  # pages whose first screen is pre-rendered
+
+
+def render_page(name: str = "index.html") -> str:
+    """A page template with its first screen pre-rendered by the real views."""
     from attention_explorer import page
 
-    template = (SITE / "index.html").read_text(encoding="utf-8")
-    return page.fill_template(template, worker_config=worker_config(python_sources()))
+    template = (SITE / name).read_text(encoding="utf-8")
+    fill = page.fill_template if name == "index.html" else page.fill_embed_template
+    return fill(template, worker_config=worker_config(python_sources()))
 
 
 def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
@@ -222,13 +226,14 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(PY_SRC / rel, dst)
     for asset in SITE.iterdir():
-        if asset.is_file() and asset.name != "index.html":
+        if asset.is_file() and asset.name not in TEMPLATES:
             shutil.copyfile(asset, dist / asset.name)
     # one stylesheet: the base, then each view's own rules (site/css/*.css, in name order)
     css = [(SITE / "style.css").read_text(encoding="utf-8")]
     css += [p.read_text(encoding="utf-8") for p in sorted((SITE / "css").glob("*.css"))]
     (dist / "style.css").write_text("\n".join(css), encoding="utf-8")
-    (dist / "index.html").write_text(render_page(), encoding="utf-8")
+    for name in TEMPLATES:
+        (dist / name).write_text(render_page(name), encoding="utf-8")
     (dist / ".nojekyll").write_text("")  # GitHub Pages: serve files as they are
     _log(f"wrote {dist}")
     return dist

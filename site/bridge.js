@@ -2,32 +2,46 @@
 //
 // It holds no state and no mathematics. Python (py/attention_explorer/worker.py,
 // in a PyScript worker so the page never freezes) owns the state and returns
-// {panels: {id: markup}, values: {id: value}, message, field}. Panel markup comes
-// from the project's own Python views, which escape every piece of reader text;
-// the bridge never builds markup from reader or URL text (messages go in via
-// textContent).
+// {panels: {id: markup}, values: {id: value}, message, field, notice, hash, focus}.
+// Panel markup comes from the project's own Python views, which escape every
+// piece of reader text; the bridge never builds markup from reader or URL text
+// (messages, notices and share text go in via textContent / .value).
 //
 // Readiness hook for tests and embeds: <html data-state="loading|ready|error">.
+// The same script serves index.html and embed.html (<html data-mode="embed">).
 
 const root = document.documentElement;
-const statusBox = document.getElementById("runtime-status");
-const statusText = document.getElementById("runtime-status-text");
-const statusBar = document.getElementById("runtime-progress");
+const EMBED = root.dataset.mode === "embed";
+const $ = (id) => document.getElementById(id);
+const statusBox = $("runtime-status");
 const STEPS = 3;
 const BOOT_TIMEOUT_MS = 180000; // a slow phone may take a minute; after this, say so
 
+// ---------------------------------------------------------------- status
+
 function progress(text, step) {
-  statusText.textContent = text;
-  statusBar.value = step;
-  statusBar.max = STEPS;
+  $("runtime-status-text").textContent = text;
+  $("runtime-progress").value = step;
+  $("runtime-progress").max = STEPS;
 }
 
 function fail(message) {
   root.dataset.state = "error";
   statusBox.classList.add("is-error");
-  statusText.textContent = message;
-  statusBar.hidden = true;
+  $("runtime-status-text").textContent = message;
+  $("runtime-progress").hidden = true;
 }
+
+let noticeTimer = 0;
+function notify(text) {
+  const el = $("link-notice");
+  el.textContent = text;
+  el.hidden = !text;
+  clearTimeout(noticeTimer);
+  if (text) noticeTimer = setTimeout(() => { el.hidden = true; }, 8000);
+}
+
+// ---------------------------------------------------------------- responses
 
 function applyResponse(res) {
   for (const [id, markup] of Object.entries(res.panels || {})) {
@@ -36,56 +50,64 @@ function applyResponse(res) {
     el.innerHTML = markup; // trusted: rendered by our Python views, all text escaped there
   }
   for (const [id, value] of Object.entries(res.values || {})) {
-    const el = document.getElementById(id);
+    const el = $(id);
     if (!el) continue;
     if (el.type === "checkbox") el.checked = Boolean(value);
     else if (el.type === "text" && el === document.activeElement) continue; // never fight the caret
     else if (el.value !== String(value)) el.value = String(value);
   }
-  if (res.focus) {
-    // the stepper chose a stage: bring its section into view and mark it current
-    const section = document.getElementById(res.focus);
-    for (const el of document.querySelectorAll(".is-focused-stage")) el.classList.remove("is-focused-stage");
-    if (section) {
-      section.classList.add("is-focused-stage");
-      const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
-      section.scrollIntoView({ behavior: smooth ? "smooth" : "auto", block: "start" });
-    }
+  if (typeof res.hash === "string") {
+    // The URL follows the state; replaceState, so moving a slider adds no history entries.
+    const want = res.hash ? "#" + res.hash : "";
+    if (location.hash !== want) history.replaceState(null, "", want || location.pathname + location.search);
   }
-  const msg = document.getElementById("input-message");
+  if (res.focus) bringIntoView(res.focus);
+  if (res.notice) notify(res.notice);
+  const msg = $("input-message");
   msg.textContent = res.message || "";
   for (const el of document.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
-  if (res.message) {
-    const field = document.getElementById(res.field === "tokens" ? "tokens" : res.field);
-    if (field) field.setAttribute("aria-invalid", "true");
-  }
+  if (res.message && res.field && $(res.field)) $(res.field).setAttribute("aria-invalid", "true");
 }
 
+function bringIntoView(id) {
+  const el = $(id) || document.querySelector(`[data-panel="${CSS.escape(id)}"]`);
+  if (!el || EMBED) return;
+  for (const old of document.querySelectorAll(".is-focused-stage")) old.classList.remove("is-focused-stage");
+  el.classList.add("is-focused-stage");
+  const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  el.scrollIntoView({ behavior: smooth ? "smooth" : "auto", block: "start" });
+}
+
+// ---------------------------------------------------------------- events to Python
+
 // One request in flight; a newer event of the same type replaces a queued one,
-// so dragging a slider never builds a backlog.
+// so dragging a slider never builds a backlog. send() resolves once applied.
 let worker = null;
 let busy = false;
 const queue = [];
 
 function send(event) {
-  const i = queue.findIndex((e) => e.type === event.type);
-  if (i >= 0) queue[i] = event;
-  else queue.push(event);
-  pump();
+  return new Promise((resolve) => {
+    const queued = queue.find((q) => q.event.type === event.type);
+    if (queued) { queued.event = event; queued.done.push(resolve); }
+    else queue.push({ event, done: [resolve] });
+    pump();
+  });
 }
 
 async function pump() {
   if (busy || !worker || queue.length === 0) return;
   busy = true;
-  const event = queue.shift();
+  const { event, done } = queue.shift();
   try {
     applyResponse(await worker.sync.dispatch(event));
   } catch (err) {
     console.warn("dispatch failed", err);
-    document.getElementById("input-message").textContent =
-      "Something went wrong computing that view; the last good picture stays. (" + String(err.message || err).split("\n").pop() + ")";
+    $("input-message").textContent = "Something went wrong computing that view; the last good picture stays. ("
+      + String(err.message || err).split("\n").filter(Boolean).pop() + ")";
   } finally {
     busy = false;
+    done.forEach((resolve) => resolve());
     pump();
   }
 }
@@ -101,6 +123,8 @@ function eventFrom(el) {
 
 let textTimer = 0;
 document.addEventListener("click", (e) => {
+  const action = e.target.closest("[data-action]");
+  if (action) { runAction(action.dataset.action, action.dataset.target); return; }
   const el = e.target.closest("[data-event]");
   if (!el || el.matches("input, select")) return;
   send(eventFrom(el));
@@ -119,6 +143,124 @@ document.addEventListener("change", (e) => {
   const el = e.target.closest("select[data-event], input[type=checkbox][data-event]");
   if (el) send(eventFrom(el));
 });
+window.addEventListener("hashchange", () => send({ type: "load_hash", value: location.hash }));
+
+// ---------------------------------------------------------------- share and export
+
+function showShare(title, hint, text) {
+  $("share-title").textContent = title;
+  $("share-hint").textContent = hint;
+  $("share-text").value = text;
+  $("share-status").textContent = "";
+  $("share-dialog").showModal();
+  $("share-text").select();
+}
+
+async function copyShareText() {
+  try {
+    await navigator.clipboard.writeText($("share-text").value);
+    $("share-status").textContent = "Copied.";
+  } catch {
+    $("share-text").select();
+    $("share-status").textContent = "Press Ctrl+C (⌘C) to copy the selected text.";
+  }
+}
+
+async function runAction(action, target) {
+  if (!worker && ["link", "embed", "csv", "json"].includes(action)) {
+    notify("Sharing and data export work once Python has loaded (see the status line).");
+    return;
+  }
+  try {
+    if (worker) await send({ type: "set_panel", value: target }); // the link and files name this panel
+    if (action === "link") {
+      showShare("Link to this view", "Opening it restores the sentence, query, head, sliders and this panel.", location.href);
+    } else if (action === "embed") {
+      showShare("Embed this panel", "Paste into your page's HTML. The <script> sizes the frame; include it once per page.",
+        await worker.sync.embed_snippet(location.href));
+    } else {
+      const ex = await import("./export.js");
+      if (action === "svg" || action === "png") {
+        const svg = await ex.panelToSvgText(document.querySelector(`[data-panel="${target}"]`));
+        if (action === "svg") ex.download(svg, `attention-explorer-${target}.svg`, "image/svg+xml");
+        else ex.download(await ex.svgTextToPngBlob(svg), `attention-explorer-${target}.png`, "image/png");
+      } else {
+        const file = await worker.sync.export_data(action);
+        ex.download(file.text, file.filename, file.mime);
+      }
+    }
+  } catch (err) {
+    console.warn("action failed", err);
+    notify(`Could not ${action === "link" || action === "embed" ? "share" : "export"} this panel: ${String(err.message || err).split("\n")[0]}`);
+  }
+}
+
+if ($("share-copy")) $("share-copy").addEventListener("click", copyShareText);
+
+// ---------------------------------------------------------------- tooltips and keys
+
+// Any element with data-tip (text written by the Python views) shows it on hover
+// or keyboard focus. Text only, via textContent.
+const tip = document.createElement("div");
+tip.id = "tooltip";
+tip.setAttribute("role", "tooltip");
+tip.hidden = true;
+document.body.append(tip);
+
+function showTip(el) {
+  tip.textContent = el.dataset.tip;
+  tip.hidden = false;
+  const r = el.getBoundingClientRect();
+  const w = tip.offsetWidth, h = tip.offsetHeight;
+  const left = Math.min(Math.max(8, r.left + r.width / 2 - w / 2), window.innerWidth - w - 8);
+  const top = r.top - h - 8 >= 0 ? r.top - h - 8 : r.bottom + 8;
+  tip.style.left = `${left + window.scrollX}px`;
+  tip.style.top = `${top + window.scrollY}px`;
+  el.setAttribute("aria-describedby", "tooltip");
+}
+const hideTip = () => { tip.hidden = true; };
+for (const type of ["pointerover", "focusin"]) {
+  document.addEventListener(type, (e) => {
+    const el = e.target.closest && e.target.closest("[data-tip]");
+    if (el) showTip(el); else hideTip();
+  });
+}
+
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape") hideTip();
+  if (!e.target.closest) return;
+  // Left/Right inside a [data-arrow-keys] widget (the stepper) press its prev/next buttons.
+  const widget = e.target.closest("[data-arrow-keys]");
+  if (widget && (e.key === "ArrowLeft" || e.key === "ArrowRight")) {
+    const btn = widget.querySelector(`[data-arrow="${e.key === "ArrowLeft" ? "prev" : "next"}"]`);
+    if (btn && !btn.disabled) { e.preventDefault(); send(eventFrom(btn)); }
+    return;
+  }
+  // Arrow keys move focus within a grid of cells (data-i / data-j), e.g. a heatmap.
+  const cell = e.target.closest("[data-grid-cell]");
+  const step = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
+  if (!cell || !step) return;
+  const grid = cell.closest("[data-grid]");
+  const next = grid && grid.querySelector(
+    `[data-grid-cell][data-i="${Number(cell.dataset.i) + step[0]}"][data-j="${Number(cell.dataset.j) + step[1]}"]`);
+  if (next) {
+    e.preventDefault();
+    cell.setAttribute("tabindex", "-1");
+    next.setAttribute("tabindex", "0");
+    next.focus();
+  }
+});
+
+// ---------------------------------------------------------------- embed sizing
+
+if (EMBED && window.parent !== window) {
+  // The host page sizes the iframe from this message (see README, "Host it and embed it").
+  const report = () => window.parent.postMessage(
+    { type: "attention-explorer:height", height: Math.ceil(document.body.getBoundingClientRect().height) }, "*");
+  new ResizeObserver(report).observe(document.body);
+}
+
+// ---------------------------------------------------------------- start-up
 
 // Files the worker needs. Checked from the main thread while the worker boots,
 // because a missing file makes Pyodide's start-up hang inside the worker rather
@@ -137,12 +279,12 @@ async function preflight() {
 async function start() {
   const timer = setTimeout(() => {
     if (root.dataset.state === "loading")
-      fail("Python did not start within 3 minutes. The pictures above are the pre-computed default; reload to try again.");
+      fail("Python did not start within 3 minutes. The pictures are the pre-computed default; reload to try again.");
   }, BOOT_TIMEOUT_MS);
   try {
     progress("Loading the Python runtime (Pyodide, about 9 MB)…", 0);
     const { PyWorker } = await import("./vendor/pyscript/core.js");
-    const config = document.getElementById("worker-config").textContent;
+    const config = $("worker-config").textContent;
     const version = new URL("./vendor/pyodide/pyodide.mjs", document.baseURI).href;
     const [w] = await Promise.all([
       PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
@@ -151,75 +293,21 @@ async function start() {
     progress("Loading NumPy…", 1);
     await w.sync.load_numpy();
     progress("Computing attention in Python…", 2);
-    applyResponse(await w.sync.boot());
+    applyResponse(await w.sync.boot(location.hash, EMBED ? "embed" : "page"));
     worker = w;
-    progress("Python is running: every number below is computed live in your browser.", 3);
+    // A handle for tests and for curious readers in the console: call the worker's exports.
+    globalThis.attentionExplorer = { call: (name, arg) => w.sync[name](arg) };
+    progress("Python is running: every number here is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";
     pump(); // events made while loading
   } catch (err) {
     console.warn("runtime failed to start", err);
-    fail("Python could not start in this browser, so the view above stays as it was pre-computed. (" +
-      String(err && err.message ? err.message : err).split("\n")[0] + ")");
+    fail("Python could not start in this browser, so the view stays as it was pre-computed. ("
+      + String(err && err.message ? err.message : err).split("\n")[0] + ")");
   } finally {
     clearTimeout(timer);
   }
 }
 
 start();
-
-// Tooltips: any element with data-tip (text written by the Python views) shows it
-// on hover or keyboard focus. Text only, via textContent.
-const tip = document.createElement("div");
-tip.id = "tooltip";
-tip.setAttribute("role", "tooltip");
-tip.hidden = true;
-document.body.append(tip);
-
-function showTip(el) {
-  tip.textContent = el.dataset.tip;
-  tip.hidden = false;
-  const r = el.getBoundingClientRect();
-  const w = tip.offsetWidth, h = tip.offsetHeight;
-  const left = Math.min(Math.max(8, r.left + r.width / 2 - w / 2), window.innerWidth - w - 8);
-  const top = r.top - h - 8 >= 0 ? r.top - h - 8 : r.bottom + 8;
-  tip.style.left = `${left + window.scrollX}px`;
-  tip.style.top = `${top + window.scrollY}px`;
-  el.setAttribute("aria-describedby", "tooltip");
-}
-function hideTip() { tip.hidden = true; }
-document.addEventListener("pointerover", (e) => {
-  const el = e.target.closest && e.target.closest("[data-tip]");
-  if (el) showTip(el); else hideTip();
-});
-document.addEventListener("focusin", (e) => {
-  const el = e.target.closest && e.target.closest("[data-tip]");
-  if (el) showTip(el); else hideTip();
-});
-document.addEventListener("keydown", (e) => {
-  if (e.key === "Escape") hideTip();
-  // Left/Right inside a [data-arrow-keys] widget (the stepper) press its prev/next buttons.
-  const widget = e.target.closest && e.target.closest("[data-arrow-keys]");
-  if (widget && (e.key === "ArrowLeft" || e.key === "ArrowRight")) {
-    const btn = widget.querySelector(`[data-arrow="${e.key === "ArrowLeft" ? "prev" : "next"}"]`);
-    if (btn && !btn.disabled) {
-      e.preventDefault();
-      send(eventFrom(btn));
-    }
-    return;
-  }
-  // Arrow keys move focus within a grid of cells (data-i / data-j), e.g. a heatmap.
-  const cell = e.target.closest && e.target.closest("[data-grid-cell]");
-  if (!cell || !["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight"].includes(e.key)) return;
-  const di = { ArrowUp: -1, ArrowDown: 1 }[e.key] || 0;
-  const dj = { ArrowLeft: -1, ArrowRight: 1 }[e.key] || 0;
-  const grid = cell.closest("[data-grid]");
-  const next = grid && grid.querySelector(
-    `[data-grid-cell][data-i="${Number(cell.dataset.i) + di}"][data-j="${Number(cell.dataset.j) + dj}"]`);
-  if (next) {
-    e.preventDefault();
-    cell.setAttribute("tabindex", "-1");
-    next.setAttribute("tabindex", "0");
-    next.focus();
-  }
-});

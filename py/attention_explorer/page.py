@@ -6,13 +6,14 @@ inputs changed after an event. Pure: no browser imports.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Callable
 
 from . import model, state as st
 from .views import (affinity, attention_matrix, controls, embedding, explain, ffn, layernorm,
-                    multihead, routing, stepper, why)
+                    multihead, routing, share, stepper, why)
 from .views.markup import esc
 
 
@@ -49,6 +50,63 @@ PANELS: dict[str, Panel] = {
     "layernorm": Panel(layernorm.render, _fields(*MODEL_INPUTS, "query")),
     "ffn": Panel(ffn.render, _fields(*MODEL_INPUTS, "query")),
 }
+
+
+# Panels a reader can link to, embed and export, with their titles.
+EMBEDDABLE: dict[str, str] = {
+    "embedding": "Token and positional embedding",
+    "why-qkv": "Query, key and value: a soft lookup",
+    "attention-matrix": "Attention weights A",
+    "affinity": "Query·key affinity",
+    "routing": "Context vector and routing",
+    "head-multiples": "All heads side by side",
+    "why-scale": "Why divide by √d_k",
+    "multihead": "Multi-head output",
+    "layernorm": "Residual and LayerNorm",
+    "ffn": "Feed-forward network",
+}
+DEFAULT_EMBED_PANEL = "attention-matrix"
+assert set(EMBEDDABLE) <= set(PANELS), "every embeddable panel must be a panel"
+
+
+def embed_panel_id(state: st.State) -> str:
+    return state.panel if state.panel in EMBEDDABLE else DEFAULT_EMBED_PANEL
+
+
+def render_embed(state: st.State) -> dict[str, str]:
+    """The embed page's markup: the focused panel (default: the attention matrix) in a small frame."""
+    from . import permalink
+
+    pid = embed_panel_id(state)
+    computed = st.compute(state)
+    panel = PANELS[pid].render(state, computed)
+    chips = PANELS["token-chips"].render(state, computed)
+    full = "./" + ("#" + permalink.encode(state) if permalink.encode(state) else "")
+    return {"embed": share.embed_frame(state, pid, EMBEDDABLE[pid], panel, chips, full)}
+
+
+EMBED_HOST_SCRIPT = """<script>
+  // Size each Attention Explorer iframe to its content (it posts its height).
+  addEventListener("message", (e) => {
+    if (!e.data || e.data.type !== "attention-explorer:height") return;
+    for (const f of document.querySelectorAll("iframe"))
+      if (f.contentWindow === e.source) f.style.height = e.data.height + "px";
+  });
+</script>"""
+
+
+def embed_snippet(state: st.State, base_url: str) -> str:
+    """Copyable HTML for a blog post: an <iframe> of embed.html showing this exact view, plus
+    the few lines of host script that size it (include those once per page)."""
+    from . import permalink
+    from .views.markup import esc
+
+    pid = embed_panel_id(state)
+    fragment = permalink.encode(dataclasses.replace(state, panel=pid))
+    src = base_url.split("#")[0].rsplit("/", 1)[0] + "/embed.html#" + fragment
+    iframe = (f'<iframe src="{esc(src)}" title="{esc("Attention Explorer: " + EMBEDDABLE[pid])}" '
+              'style="width:100%;height:520px;border:0" loading="lazy"></iframe>')
+    return iframe + "\n" + EMBED_HOST_SCRIPT
 
 
 def stage_section(state: st.State) -> str:
@@ -94,8 +152,22 @@ def fill_template(template: str, *, worker_config: dict, state: st.State | None 
     out = out.replace("<!--controls-->", controls.render_controls(state, model.HEADS, model.PRESETS,
                                                                   model.CONFIG.max_tokens))
     out = out.replace("<!--scale-demo-controls-->", why.render_scale_demo_controls(state))
+    for pid, title in EMBEDDABLE.items():
+        out = out.replace(f"<!--share:{pid}-->", share.toolbar(pid, title, data=pid == "attention-matrix"))
     out = out.replace("<!--designed-not-trained-->", esc(model.DESIGNED_NOT_TRAINED))
-    config = json.dumps(worker_config, sort_keys=True).replace("</", "<\\/")
-    out = out.replace("<!--worker-config-->", config)
+    out = out.replace("<!--worker-config-->", _config_json(worker_config))
     assert "<!--panel:" not in out, "index.html names a panel that page.PANELS does not have"
+    assert "<!--share:" not in out, "index.html names a share toolbar for a panel that is not EMBEDDABLE"
     return out
+
+
+def fill_embed_template(template: str, *, worker_config: dict, state: st.State | None = None) -> str:
+    """embed.html: the default embed (the attention matrix) pre-rendered, like index.html."""
+    state = state or st.State()
+    out = template.replace("<!--panel:embed-->", render_embed(state)["embed"])
+    return out.replace("<!--worker-config-->", _config_json(worker_config))
+
+
+def _config_json(worker_config: dict) -> str:
+    """JSON for a <script type="application/json">: '</' escaped so it cannot close the element."""
+    return json.dumps(worker_config, sort_keys=True).replace("</", "<\\/")

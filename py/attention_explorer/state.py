@@ -43,6 +43,7 @@ class State:
     stage: int = 0                        # layer-flow stepper position (index into STAGES)
     routing_all_heads: bool = False       # routing panel: all heads colour-coded, or the selected one
     demo_dk: int = 64                     # "why divide by √d_k" demo: the d_k of its random vectors
+    panel: str = ""                       # the focused panel (page.PANELS id) for links, embeds, exports
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -125,6 +126,12 @@ def apply_event(state: State, event: dict) -> State:
     if kind == "set_demo_dk":
         lo, hi = DEMO_DK_RANGE
         return dataclasses.replace(state, demo_dk=int(round(_number(value, "demo_dk", lo, hi))))
+    if kind == "set_panel":
+        from . import page  # page imports state; look the ids up lazily
+
+        if value not in page.PANELS and value != "":
+            raise InputError(f"Unknown panel {str(value)[:40]!r}.", field="panel")
+        return dataclasses.replace(state, panel=value)
     if kind == "preset":
         preset = next((p for p in model.PRESETS if p.id == value), None)
         if preset is None:

@@ -5,18 +5,25 @@ PyScript's `sync`; only plain data crosses (strings, numbers, booleans, lists,
 dicts). This module and the bridge are the only code that knows about the
 browser; everything it calls is pure and tested in CPython.
 
-    load_numpy()      -> NumPy version          (loads NumPy from Pyodide's lock file)
-    boot()            -> response               (first full render, state = default)
-    dispatch(event)   -> response               (event: {"type": ..., "value": ...})
+    load_numpy()                 -> NumPy version (loads NumPy from Pyodide's lock file)
+    boot(fragment, mode)         -> response      (first render; state from the URL fragment)
+    dispatch(event)              -> response      (event: {"type": ..., "value": ...})
+    export_data(kind)            -> {"filename", "mime", "text"}   (kind: "csv" | "json")
+    embed_snippet(base_url)      -> str           (an <iframe> snippet for the current view)
+    core_selftest(payload)       -> plain results (browser test: Pyodide agrees with CPython)
 
 A response is {"panels": {panel id: markup}, "values": {control id: value},
-"message": str, "field": str, "focus": section id or ""} ("focus": the stepper
-moved, so the bridge brings that section into view). On bad input the state and every panel stay as
-they were and "message" says what to fix.
+"message": str, "field": str, "notice": str, "hash": str, "focus": str}:
+"message" is an input error shown next to the input (state and pictures
+unchanged); "notice" says which values of a link were ignored; "hash" is the
+canonical URL fragment of the state (the bridge replaces the URL with it);
+"focus" names a section or panel to bring into view. mode "embed" renders only
+the embed page's one panel.
 """
 from __future__ import annotations
 
 _state = None  # the one State of this page; the bridge holds none
+_mode = "page"
 
 
 def _plain(event):
@@ -33,32 +40,97 @@ async def load_numpy():
     return numpy.__version__
 
 
-def boot():
-    global _state
-    from attention_explorer import page, state as st
+def _response(old, new, *, notice="", focus=""):
+    from attention_explorer import page, permalink
 
-    _state = st.State()
-    return {"panels": page.render_panels(_state), "values": page.control_values(_state),
-            "message": "", "field": ""}
+    if _mode == "embed":
+        panels = page.render_embed(new) if old is None or old != new else {}
+    else:
+        only = None if old is None else page.panels_to_redraw(old, new)
+        panels = page.render_panels(new, only=only)
+    return {"panels": panels, "values": page.control_values(new), "message": "", "field": "",
+            "notice": notice, "hash": permalink.encode(new), "focus": focus}
+
+
+def _focus_for(state) -> str:
+    return state.panel if state.panel else ""
+
+
+def boot(fragment="", mode="page"):
+    global _state, _mode
+    from attention_explorer import permalink
+
+    _mode = "embed" if mode == "embed" else "page"
+    _state, notices = permalink.decode(str(fragment or ""))
+    return _response(None, _state, notice=" ".join(notices), focus=_focus_for(_state))
 
 
 def dispatch(event):
     global _state
-    from attention_explorer import page, state as st
+    from attention_explorer import page, permalink, state as st
 
     event = _plain(event)
     if _state is None:
         _state = st.State()
+    old = _state
+    notice, focus = "", ""
     try:
-        new = st.apply_event(_state, event)
-        new.tokens  # validate before committing (the text may have been set elsewhere)
+        if event.get("type") == "load_hash":  # the reader pasted a link or went back
+            new, notices = permalink.decode(str(event.get("value") or ""))
+            notice, focus = " ".join(notices), _focus_for(new)
+        else:
+            new = st.apply_event(old, event)
+            new.tokens  # validate before committing
+            if event.get("type") == "set_stage":
+                focus = page.stage_section(new)
     except st.InputError as exc:
-        return {"panels": {}, "values": {}, "message": exc.message, "field": exc.field}
-    redraw = page.panels_to_redraw(_state, new)
-    focus = page.stage_section(new) if event.get("type") == "set_stage" else ""
+        return {"panels": {}, "values": {}, "message": exc.message, "field": exc.field, "notice": "",
+                "hash": permalink.encode(old), "focus": ""}
     _state = new
-    return {"panels": page.render_panels(new, only=redraw), "values": page.control_values(new),
-            "message": "", "field": "", "focus": focus}
+    return _response(old, new, notice=notice, focus=focus)
 
 
-__export__ = ["load_numpy", "boot", "dispatch"]
+def export_data(kind):
+    from attention_explorer import exports, state as st
+
+    return exports.export(_state, st.compute(_state), str(kind))
+
+
+def embed_snippet(base_url):
+    from attention_explorer import page
+
+    return page.embed_snippet(_state, str(base_url))
+
+
+def core_selftest(payload):
+    """Run the core on the caller's inputs; every result back as plain lists.
+
+    For the browser test that the core computes in Pyodide exactly what it
+    computes in CPython. payload: {"x": [n][d_model], "params": {BlockParams
+    field: nested lists or None}, "n_heads": int, "cases": [{"temperature",
+    "scale", "causal", "activation"}], "softmax": [[...]]}.
+    """
+    import dataclasses
+
+    import numpy as np
+    from attention_explorer import core
+
+    p = _plain(payload)
+    params = core.BlockParams(**{k: None if v is None else np.asarray(v, dtype=np.float64)
+                                 for k, v in p["params"].items()})
+    x = np.asarray(p["x"], dtype=np.float64)
+    traces = []
+    for case in p["cases"]:
+        mask = core.causal_mask(len(x)) if case["causal"] else None
+        trace = core.transformer_block(x, params, p["n_heads"], temperature=case["temperature"],
+                                       scale=case["scale"], mask=mask, activation=case["activation"])
+        traces.append({f.name: _listify(getattr(trace, f.name)) for f in dataclasses.fields(trace)})
+    return {"traces": traces, "softmax": core.softmax(np.asarray(p["softmax"], dtype=np.float64)).tolist(),
+            "numpy": np.__version__}
+
+
+def _listify(value):
+    return value.tolist() if hasattr(value, "tolist") else value
+
+
+__export__ = ["load_numpy", "boot", "dispatch", "export_data", "embed_snippet", "core_selftest"]

@@ -1,0 +1,257 @@
+"""Permalinks: the whole UI state in the URL fragment, and back.
+
+    encode(state) -> "s=The+cat+sat&q=2&T=1.5"        (no leading '#'; "" for the default state)
+    decode("#s=The+cat+sat&q=2&T=1.5") -> (State(...), [])
+    decode("#T=warm&zz=1") -> (State(), ["Ignored the link's temperature: not a number.",
+                                         "Ignored an unknown setting in the link: zz."])
+
+The fragment is a query string (application/x-www-form-urlencoded, as
+`urllib.parse.urlencode` writes it: '+' for a space, UTF-8 percent-escapes),
+with one short key per State field, in the fixed order of `KEYS`, and only the
+fields that differ from `State()`. Floats are written with `:g` when that is
+exact, else with `repr` (shortest exact form), so a link always reproduces the
+state bit for bit: decode(encode(s)) == (s, []) for every state the page can
+reach. The one exception: a sentence holding a lone UTF-16 surrogate (not
+Unicode, so not expressible in UTF-8) is written with U+FFFD in its place.
+
+A link comes from anywhere, so decode trusts nothing in it. It starts from
+State() and applies each known key through `state.apply_event` (the one place
+that validates and clamps), the sentence before the query. A value that is
+malformed, out of range (where apply_event would clamp it) or rejected is
+ignored: its field keeps the default, and the reader gets a short plain-text
+notice naming the field and the reason. Notices never contain markup
+characters and quote at most a short, plain-looking part of the bad value.
+decode never raises. If a key appears more than once, the LAST value wins (as
+a hand-edited link that appends "&T=2" expects), silently.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from urllib.parse import quote_plus, unquote_to_bytes, urlencode
+
+from . import model, state as st, tokens
+
+# Key in the link for each State field, in the order they are written and applied (text before query:
+# the query is an index into the sentence).
+KEYS: dict[str, str] = {
+    "text": "s",
+    "query": "q",
+    "head": "h",
+    "temperature": "T",
+    "dk_scale": "dk",
+    "causal": "mask",
+    "activation": "act",
+    "stage": "stage",
+    "routing_all_heads": "all",
+    "demo_dk": "ddk",
+    "panel": "panel",
+}
+FIELDS = {key: name for name, key in KEYS.items()}  # link key -> State field
+
+# The longest fragment a reachable state can need: a sentence of tokens.MAX_CHARS code points, each
+# up to 4 UTF-8 bytes written as %XX (12 characters), plus the short numeric fields. Longer is not
+# ours; refusing it up front keeps a hostile megabyte link cheap.
+MAX_FRAGMENT_CHARS = 12 * tokens.MAX_CHARS + 1000
+
+# What the reader reads in a notice, per field: "Ignored the link's <label>: <reason>."
+LABELS = {
+    "text": "sentence",
+    "query": "query token",
+    "head": "head",
+    "temperature": "temperature",
+    "dk_scale": "√d_k scale",
+    "causal": "causal mask",
+    "activation": "activation",
+    "stage": "stage",
+    "routing_all_heads": "all-heads setting",
+    "demo_dk": "demo d_k",
+    "panel": "panel",
+}
+
+_EVENTS = {
+    "text": "set_text", "query": "set_query", "head": "set_head", "temperature": "set_temperature",
+    "dk_scale": "set_dk_scale", "causal": "set_causal", "activation": "set_activation",
+    "stage": "set_stage", "routing_all_heads": "set_routing_all", "demo_dk": "set_demo_dk",
+    "panel": "set_panel",
+}
+_FLOATS = {"temperature": st.TEMPERATURE_RANGE, "dk_scale": st.DK_SCALE_RANGE}
+_INTS = ("query", "head", "stage", "demo_dk")
+_BOOLS = ("causal", "routing_all_heads")
+
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_DIGITS = re.compile(r"[+-]?[0-9]+\Z")  # ASCII digits only (int() would also take "٣", " 3", "1_0")
+_INT = re.compile(r"[+-]?[0-9]{1,9}\Z")  # 9 digits is far past every range
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?\Z")
+_PLAIN = re.compile(r"[A-Za-z0-9_.\-]{1,24}\Z")  # what a notice may quote back to the reader
+_MAX_NUMBER_CHARS = 40
+
+
+assert set(KEYS) == {f.name for f in dataclasses.fields(st.State)}, \
+    "every State field needs a permalink key (and nothing else has one)"
+assert set(KEYS) == set(LABELS) == set(_EVENTS), "KEYS, LABELS and _EVENTS must name the same fields"
+
+
+class _SentenceRejected(ValueError):
+    """The tokenizer refused the link's sentence; its message is a whole sentence for the reader."""
+
+
+def _number_text(x: float) -> str:
+    """Compact and exact: '1.5', '8', '0.05'; the shortest repr when :g would round."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(x)
+
+
+def _field_text(name: str, value) -> str:
+    if name in _BOOLS:
+        return "1" if value else "0"
+    if name in _FLOATS:
+        return _number_text(float(value))
+    if name in _INTS:
+        return str(int(value))
+    if name == "text":
+        # lone surrogates cannot be UTF-8 encoded: write U+FFFD (the only lossy case; see module doc)
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return str(value)
+
+
+def encode(state: st.State) -> str:
+    """The URL fragment (without '#') for state: only non-default fields, in KEYS order."""
+    default = st.State()
+    pairs = [(key, _field_text(name, getattr(state, name)))
+             for name, key in KEYS.items() if getattr(state, name) != getattr(default, name)]
+    return urlencode(pairs, quote_via=quote_plus)
+
+
+def _unescape(raw: str) -> str:
+    """Form-decoding that refuses what urlencode never writes; raises ValueError with the reason."""
+    if _BAD_ESCAPE.search(raw):
+        raise ValueError("bad percent-encoding")
+    try:
+        return unquote_to_bytes(raw.replace("+", " ")).decode("utf-8")
+    except UnicodeError:
+        raise ValueError("not valid UTF-8 text") from None
+
+
+def _unescape_or(raw: str, fallback: str) -> str:
+    try:
+        return _unescape(raw)
+    except ValueError:
+        return fallback
+
+
+def _quote(value: str) -> str:
+    """'"tanh" is ' for a notice when the bad value is short and plain (letters, digits, . _ -), else ''."""
+    return f'"{value}" is ' if _PLAIN.match(value) else ""
+
+
+def _plain_name(key: str) -> str:
+    return key if _PLAIN.match(key) else "(unreadable)"
+
+
+def _parse(name: str, value: str):
+    """The value for field name's event, or raise ValueError with the reason for the reader."""
+    if name in _BOOLS:
+        if value not in ("0", "1"):
+            raise ValueError("use 1 or 0")
+        return value
+    if name in _FLOATS:
+        if len(value) > _MAX_NUMBER_CHARS or not _FLOAT.match(value):
+            raise ValueError("not a number")
+        x = float(value)
+        if not math.isfinite(x):
+            raise ValueError("too large")
+        return x
+    if name in _INTS:
+        if not _DIGITS.match(value):
+            raise ValueError("not a whole number")
+        if not _INT.match(value):
+            raise ValueError("out of range")  # more than 9 digits: no int() on a hostile 100 000-digit string
+        return int(value)
+    return value
+
+
+def _index_range(name: str, state: st.State) -> int:
+    """How many choices an index field has (for the notice; apply_event does the checking)."""
+    return {"query": lambda: len(state.tokens), "head": lambda: model.CONFIG.n_heads,
+            "stage": lambda: len(st.STAGES)}[name]()
+
+
+def _apply(state: st.State, name: str, raw: str) -> st.State:
+    """state with one field from the link applied; raises ValueError with the reason for the reader."""
+    value = _parse(name, _unescape(raw))
+    event = {"type": _EVENTS[name], "value": value}
+    try:
+        new = st.apply_event(state, event)
+    except st.InputError as exc:
+        if name == "text":
+            raise _SentenceRejected(exc.message) from None  # the tokenizer's reason: it quotes no text
+        if name in ("query", "head", "stage"):
+            raise ValueError(f"{value} is out of range (0 to {_index_range(name, state) - 1})") from None
+        if name == "activation":
+            raise ValueError(f"{_quote(value)}not one of {', '.join(st.ACTIVATIONS)}") from None
+        if name == "panel":
+            raise ValueError(f"{_quote(value)}not a panel of this page") from None
+        raise ValueError("not accepted") from None
+    if name in _FLOATS or name == "demo_dk":
+        if getattr(new, name) != value:  # apply_event clamped it: a link means exactly what it says
+            lo, hi = _FLOATS.get(name, st.DEMO_DK_RANGE)
+            raise ValueError(f"{value:g} is outside {lo:g} to {hi:g}")
+    return new
+
+
+def decode(fragment: str | None) -> tuple[st.State, list[str]]:
+    """The state a link's fragment (with or without '#') describes, and notices about what was ignored.
+
+    Never raises: every unusable part is left at its default and explained in a notice.
+    """
+    if fragment is None:  # no fragment at all
+        fragment = ""
+    if not isinstance(fragment, str):
+        return st.State(), ["Ignored the link's settings: they are not text."]
+    if fragment.startswith("#"):
+        fragment = fragment[1:]
+    if len(fragment) > MAX_FRAGMENT_CHARS:
+        return st.State(), [f"Ignored the link's settings: the link is {len(fragment):,} characters long, "
+                            f"more than the {MAX_FRAGMENT_CHARS:,} any view of the explorer needs."]
+    raw: dict[str, str] = {}  # field name -> raw value; a later duplicate replaces an earlier one
+    unknown: dict[str, None] = {}  # raw keys, first-seen order, once each
+    for pair in fragment.split("&"):
+        if not pair:
+            continue
+        key_raw, _, value = pair.partition("=")
+        try:
+            key = _unescape(key_raw)
+        except ValueError:
+            key = None
+        if key in FIELDS:
+            raw[FIELDS[key]] = value
+        else:
+            unknown[key_raw] = None
+
+    state, notices, rejected = st.State(), [], set()
+    for name in KEYS:  # fixed order: text before query
+        if name not in raw:
+            continue
+        if name == "query" and "text" in rejected:
+            notices.append(f"Ignored the link's {LABELS[name]}: it points into the sentence that was ignored.")
+            continue
+        try:
+            state = _apply(state, name, raw[name])
+        except _SentenceRejected as exc:
+            rejected.add(name)
+            notices.append(f"Ignored the link's {LABELS[name]}. {exc}")
+        except ValueError as exc:
+            rejected.add(name)
+            notices.append(f"Ignored the link's {LABELS[name]}: {exc}.")
+        except Exception:  # a bug, not a bad link: keep the page usable (the tests assert this never shows)
+            rejected.add(name)
+            notices.append(f"Ignored the link's {LABELS[name]}: it could not be read.")
+    if unknown:
+        names = [_plain_name(_unescape_or(k, "")) for k in unknown]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        notices.append(f"Ignored {'an unknown setting' if len(names) == 1 else 'unknown settings'} "
+                       f"in the link: {shown}.")
+    return state, notices
+

@@ -1,0 +1,214 @@
+"""Share, embed, export in a real browser: permalinks restore the view, hostile links are
+harmless, an embed snippet works inside a page from another origin, exported files are valid.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import struct
+import xml.etree.ElementTree as ET
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+
+from attention_explorer import model, permalink, tokens as tok
+from conftest import open_page, serve_folder, wait_ready
+from test_browser_skeleton import independent_weights, set_range, wait_matrix
+
+pytestmark = pytest.mark.browser
+MATRIX = 'svg[data-view="attention-matrix"]'
+
+
+def fragment_of(page) -> str:
+    return page.evaluate("location.hash")
+
+
+def test_the_url_follows_the_state_without_flooding_history(live):
+    live.click("#reset")
+    wait_matrix(live, temperature="1", head="0")
+    length = live.evaluate("history.length")
+    for t in (0.5, 0.75, 1.5, 2.0):
+        set_range(live, "#temperature", t)
+    live.select_option("#head", "2")
+    live.check("#causal")
+    live.select_option("#activation", "relu")
+    wait_matrix(live, temperature="2", head="2")
+    live.wait_for_selector('[data-view="ffn"][data-activation="relu"]')
+    live.wait_for_function("location.hash.includes('act=relu')")
+    state, notices = permalink.decode(fragment_of(live))
+    assert notices == []
+    assert (state.temperature, state.head, state.causal, state.activation) == (2.0, 2, True, "relu")
+    assert live.evaluate("history.length") == length, "slider moves must not add history entries"
+    live.click("#reset")
+    live.wait_for_function("location.hash === ''")
+
+
+def test_a_permalink_restores_exactly_that_view(browser, base_url):
+    preset = model.PRESETS[4]
+    fragment = (f"s={quote(preset.text)}&q={preset.query}&h=1&T=0.5&dk=4&mask=1&act=swiglu"
+                f"&stage=3&all=1&ddk=128&panel=routing")
+    context, page, problems = open_page(browser, base_url + "#" + fragment)
+    wait_ready(page)
+    wait_matrix(page, head="1", temperature="0.5", dkScale="4", query=str(preset.query))
+    assert page.input_value("#tokens") == preset.text
+    assert page.input_value("#head") == "1" and page.input_value("#activation") == "swiglu"
+    assert page.is_checked("#causal") and page.is_checked("#routing-all")
+    assert page.get_attribute("[data-stage-detail]", "data-stage-detail") == "3"
+    assert page.get_attribute('[data-view="scale-demo"]', "data-dk") == "128"
+    assert page.locator(f"{MATRIX} rect[data-masked]").count() > 0
+    w = np.array(page.eval_on_selector_all(f'{MATRIX} rect[data-i="{preset.query}"]',
+                                           "els => els.map(e => +e.dataset.weight)"))
+    assert w.sum() == pytest.approx(1.0)
+    assert permalink.decode(fragment_of(page))[0] == permalink.decode(fragment)[0], "the URL keeps the view"
+    page.wait_for_function("""(() => { const r = document.querySelector('[data-panel="routing"]').getBoundingClientRect();
+        return r.top < window.innerHeight && r.bottom > 0; })()""")
+    problems.assert_none()
+    context.close()
+
+
+def test_hostile_links_are_ignored_with_a_notice_and_never_injected(browser, base_url):
+    hostile = "s=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E%22%27&T=abc&h=99&panel=%3Cscript%3E&zzz=1"
+    context, page, problems = open_page(browser, base_url + "#" + hostile)
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    wait_ready(page)
+    page.wait_for_selector("#link-notice:not([hidden])")
+    notice = page.inner_text("#link-notice")
+    assert "temperature" in notice and "head" in notice
+    # the sentence itself is fine as text: it is shown, as tokens, never as markup
+    assert page.locator('img[src="x"]').count() == 0 and page.locator("script:not([src]):not([type])").count() == 0
+    rng = random.Random(7)
+    alphabet = "abcdefghijklmnopqrstuvwxyzT=&%#<>\"'()/\\;:+-. 0123456789"
+    for k in range(25):  # random fragments through hashchange on the same page
+        junk = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80)))
+        page.evaluate("(h) => { location.hash = h; }", f"{k}{junk}")
+        page.wait_for_function("(h) => location.hash !== '#' + h || true", arg=junk)
+    page.evaluate("location.hash = 'h=3'")
+    wait_matrix(page, head="3")
+    assert page.evaluate("document.documentElement.dataset.state") == "ready"
+    assert page.locator('img[src="x"]').count() == 0 and not dialogs
+    problems.assert_none()
+    context.close()
+
+
+def _share_text(page, action: str, target: str) -> str:
+    page.click(f'[data-action="{action}"][data-target="{target}"]')
+    page.wait_for_selector("#share-dialog[open]")
+    text = page.input_value("#share-text")
+    page.click('#share-dialog button[value="close"]')
+    return text
+
+
+def test_link_button_gives_the_current_url_naming_the_panel(live):
+    live.click("#reset")
+    wait_matrix(live, head="0", temperature="1")
+    live.select_option("#head", "3")
+    wait_matrix(live, head="3")
+    url = _share_text(live, "link", "affinity")
+    state, notices = permalink.decode(url.split("#", 1)[1])
+    assert notices == [] and state.head == 3 and state.panel == "affinity"
+    live.click("#reset")
+    live.wait_for_function("location.hash === ''")
+
+
+def test_an_embed_snippet_works_in_a_page_from_another_origin(live, browser, base_url, tmp_path):
+    """Copy the snippet from the page, paste it twice (two views) into a plain HTML page served
+    from another port: both frames become ready, size themselves, and keep separate state."""
+    live.click("#reset")
+    wait_matrix(live, head="0", temperature="1")
+    live.select_option("#head", "1")
+    set_range(live, "#temperature", 2)
+    wait_matrix(live, head="1", temperature="2")
+    first = _share_text(live, "embed", "attention-matrix")
+    live.click("#reset")
+    wait_matrix(live, head="0", temperature="1")
+    second = _share_text(live, "embed", "ffn")
+    assert "<iframe" in first and "embed.html#" in first and "attention-explorer:height" in first
+    iframe2 = second.split("\n", 1)[0]  # the host script is needed once per page
+    (tmp_path / "post.html").write_text(
+        f"<!doctype html><html><head><link rel=icon href=\"data:,\"></head><body><h1>My post</h1>{first}<p>Between the two.</p>{iframe2}</body></html>")
+    host = serve_folder(tmp_path, handler=__import__("http.server").server.SimpleHTTPRequestHandler)
+    host_origin = f"http://127.0.0.1:{host.server_address[1]}/"
+    bundle_origin = base_url.split("/attention-explorer/")[0] + "/"
+    context, page, problems = open_page(browser, host_origin + "post.html",
+                                        allowed_origins=(host_origin, bundle_origin))
+    page.wait_for_function("[...document.querySelectorAll('iframe')].length === 2")
+    for index in range(2):  # lazy iframes: wait until each has its document
+        page.locator("iframe").nth(index).element_handle().content_frame().wait_for_load_state()
+    frames = [page.locator("iframe").nth(k).element_handle().content_frame() for k in range(2)]
+    assert all("embed.html" in f.url for f in frames)
+    for frame in frames:
+        frame.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=120_000)
+        assert frame.evaluate("document.documentElement.dataset.state") == "ready"
+    matrix_frame, ffn_frame = frames
+    matrix_frame.wait_for_selector(f'{MATRIX}[data-head="1"][data-temperature="2"]')
+    ffn_frame.wait_for_selector('[data-view="ffn"]')
+    assert ffn_frame.locator(MATRIX).count() == 0
+    expected = independent_weights(model.DEFAULT_TEXT, 1, 2.0, 8.0)
+    cells = matrix_frame.eval_on_selector_all(f"{MATRIX} rect[data-i]",
+                                              "els => els.map(e => [+e.dataset.i, +e.dataset.j, +e.dataset.weight])")
+    for i, j, w in cells:
+        assert w == pytest.approx(expected[i, j], abs=1e-9)
+    # each iframe was sized by the host script to its own content
+    page.wait_for_function("[...document.querySelectorAll('iframe')].every(f => f.style.height.endsWith('px'))")
+    for index, frame in enumerate(frames):
+        content = frame.evaluate("Math.ceil(document.body.getBoundingClientRect().height)")
+        height = page.evaluate(f"document.querySelectorAll('iframe')[{index}].getBoundingClientRect().height")
+        assert abs(height - content) <= 2, (index, height, content)
+    # separate state: a query click in one frame leaves the other alone
+    matrix_frame.click('.chip[data-token-index="1"]')
+    matrix_frame.wait_for_selector(f'{MATRIX}[data-query="1"]')
+    assert ffn_frame.get_attribute('.chip[aria-pressed="true"]', "data-token-index") == str(model.DEFAULT_QUERY)
+    # and a link back to the full explorer with the same view
+    href = matrix_frame.get_attribute(".embed-open", "href")
+    assert permalink.decode(href.split("#", 1)[1])[0].head == 1
+    problems.assert_none()
+    context.close()
+    host.shutdown()
+
+
+def _download(page, action: str, target: str):
+    with page.expect_download() as info:
+        page.click(f'[data-action="{action}"][data-target="{target}"]')
+    return info.value.suggested_filename, open(info.value.path(), "rb").read()
+
+
+@pytest.mark.parametrize("target", ["attention-matrix", "affinity", "ffn"])
+def test_panel_exports_as_svg_and_png(live, target):
+    name, data = _download(live, "svg", target)
+    assert name.endswith(".svg")
+    root = ET.fromstring(data)  # valid XML
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert len(list(root.iter())) > 20
+    name, png = _download(live, "png", target)
+    assert name.endswith(".png") and png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])  # IHDR
+    assert width >= 200 and height >= 100
+
+
+def test_weights_export_as_csv_and_json(live):
+    live.click("#reset")
+    wait_matrix(live, head="0", temperature="1")
+    live.select_option("#head", "2")
+    wait_matrix(live, head="2")
+    toks = tok.tokenize(model.DEFAULT_TEXT)
+    expected = independent_weights(model.DEFAULT_TEXT, 2, 1.0, 8.0)
+    name, data = _download(live, "csv", "attention-matrix")
+    assert name.endswith(".csv")
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"))))
+    assert list(rows[0]) == ["query_index", "query_token", "key_index", "key_token", "weight", "masked"]
+    assert len(rows) == len(toks) ** 2
+    for r in rows:
+        i, j = int(r["query_index"]), int(r["key_index"])
+        assert r["query_token"] == toks[i] and r["key_token"] == toks[j]
+        assert float(r["weight"]) == pytest.approx(expected[i, j], abs=1e-12)
+    name, data = _download(live, "json", "attention-matrix")
+    doc = json.loads(data)
+    assert doc["format"] == "attention-explorer/weights" and doc["tokens"] == toks
+    assert doc["head"]["index"] == 2 and doc["head"]["name"] == model.HEADS[2].name
+    assert doc["temperature"] == 1.0 and doc["dk_scale"] == 8.0
+    np.testing.assert_allclose(doc["weights"], expected, atol=1e-12)
+    live.click("#reset")
