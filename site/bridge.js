@@ -145,6 +145,19 @@ document.addEventListener("change", (e) => {
 });
 window.addEventListener("hashchange", () => send({ type: "load_hash", value: location.hash }));
 
+// Which panels are on or near the screen: Python draws those at once and the others when
+// they come into view (a slider then redraws two or three panels, not all of them).
+if (!EMBED) {
+  const near = new Set(); // mirrors the DOM's intersection state; not application state
+  let viewportTimer = 0;
+  const observer = new IntersectionObserver((entries) => {
+    for (const e of entries) (e.isIntersecting ? near.add : near.delete).call(near, e.target.dataset.panel);
+    clearTimeout(viewportTimer);
+    viewportTimer = setTimeout(() => send({ type: "viewport", value: [...near] }), 60);
+  }, { rootMargin: "50% 0px" });
+  for (const el of document.querySelectorAll("[data-panel]")) observer.observe(el);
+}
+
 // ---------------------------------------------------------------- share and export
 
 function showShare(title, hint, text) {
@@ -154,6 +167,7 @@ function showShare(title, hint, text) {
   $("share-status").textContent = "";
   $("share-dialog").showModal();
   $("share-text").select();
+  $("share-text").scrollTop = 0;
 }
 
 async function copyShareText() {

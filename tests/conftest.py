@@ -124,10 +124,15 @@ def wait_ready(page, timeout=READY_TIMEOUT_MS):
     assert state == "ready", f"runtime failed: {page.inner_text('#runtime-status')}"
 
 
+# The shared page is one very tall viewport, so every panel is on screen and is redrawn at
+# once (the page defers panels far off screen; test_browser_panels tests that separately).
+TALL = {"width": 1280, "height": 12000}
+
+
 @pytest.fixture(scope="module")
 def explorer(browser, base_url):
     """One page load shared by a module's tests: (page, problems), ready."""
-    context, page, problems = open_page(browser, base_url)
+    context, page, problems = open_page(browser, base_url, viewport=TALL)
     wait_ready(page)
     yield page, problems
     context.close()

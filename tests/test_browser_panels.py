@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from attention_explorer import model, tokens as tok
+from conftest import open_page, wait_ready
 from test_browser_skeleton import independent_weights, set_range, wait_matrix
 
 pytestmark = pytest.mark.browser
@@ -213,3 +214,25 @@ def test_token_limit_and_empty_input_keep_the_last_good_picture(fresh):
         assert fresh.inner_html('[data-panel="attention-matrix"]') == good
         fresh.fill("#tokens", ok)
         fresh.wait_for_function("document.getElementById('input-message').textContent === ''")
+
+
+def test_panels_off_screen_catch_up_when_scrolled_into_view(browser, base_url):
+    """At a laptop's height, a slider redraws what is on screen at once; a panel far below
+    shows the new numbers by the time the reader scrolls to it."""
+    context, page, problems = open_page(browser, base_url, viewport={"width": 1280, "height": 800})
+    wait_ready(page)
+    page.locator('[data-panel="attention-matrix"]').scroll_into_view_if_needed()
+    page.select_option("#activation", "relu")
+    set_range(page, "#temperature", 3.0)
+    wait_matrix(page, temperature="3")
+    page.locator('[data-panel="ffn"]').scroll_into_view_if_needed()
+    page.wait_for_selector('[data-view="ffn"][data-activation="relu"]')
+    units = page.eval_on_selector_all('[data-panel="ffn"] circle[data-unit]',
+                                      "els => els.map(e => [+e.dataset.pre, +e.dataset.act])")
+    assert units and all(act == pytest.approx(max(0.0, pre), abs=1e-9) for pre, act in units)
+    page.locator('[data-panel="affinity"]').scroll_into_view_if_needed()
+    scores = independent_scores(model.DEFAULT_TEXT, 0)[model.DEFAULT_QUERY]
+    page.wait_for_function("(want) => { const b = document.querySelector('[data-panel=\"affinity\"] g.bar[data-j=\"1\"]');"
+                           " return b && Math.abs(+b.dataset.scaled - want) < 1e-9; }", arg=scores[1] / (8.0 * 3.0))
+    problems.assert_none()
+    context.close()

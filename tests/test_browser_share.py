@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from attention_explorer import model, permalink, tokens as tok
-from conftest import open_page, serve_folder, wait_ready
+from conftest import TALL, open_page, serve_folder, wait_ready
 from test_browser_skeleton import independent_weights, set_range, wait_matrix
 
 pytestmark = pytest.mark.browser
@@ -71,7 +71,7 @@ def test_a_permalink_restores_exactly_that_view(browser, base_url):
 
 def test_hostile_links_are_ignored_with_a_notice_and_never_injected(browser, base_url):
     hostile = "s=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E%22%27&T=abc&h=99&panel=%3Cscript%3E&zzz=1"
-    context, page, problems = open_page(browser, base_url + "#" + hostile)
+    context, page, problems = open_page(browser, base_url + "#" + hostile, viewport=TALL)
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     wait_ready(page)
@@ -82,10 +82,14 @@ def test_hostile_links_are_ignored_with_a_notice_and_never_injected(browser, bas
     assert page.locator('img[src="x"]').count() == 0 and page.locator("script:not([src]):not([type])").count() == 0
     rng = random.Random(7)
     alphabet = "abcdefghijklmnopqrstuvwxyzT=&%#<>\"'()/\\;:+-. 0123456789"
-    for k in range(25):  # random fragments through hashchange on the same page
-        junk = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80)))
-        page.evaluate("(h) => { location.hash = h; }", f"{k}{junk}")
-        page.wait_for_function("(h) => location.hash !== '#' + h || true", arg=junk)
+    for k in range(25):  # random fragments, each through the worker's link decoder in the page
+        junk = f"{k}" + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80)))
+        res = page.evaluate("(h) => attentionExplorer.call('dispatch', {type: 'load_hash', value: h})", junk)
+        assert res["message"] == "" and "<" not in res["notice"]
+        for markup in res["panels"].values():
+            assert "<img" not in markup and "<script" not in markup
+    page.evaluate("location.hash = 'h=2'")  # a real hashchange after all that
+    wait_matrix(page, head="2")
     page.evaluate("location.hash = 'h=3'")
     wait_matrix(page, head="3")
     assert page.evaluate("document.documentElement.dataset.state") == "ready"

@@ -109,6 +109,10 @@ def embed_snippet(state: st.State, base_url: str) -> str:
     return iframe + "\n" + EMBED_HOST_SCRIPT
 
 
+# Small panels drawn on every change even when off screen (the worker defers the big ones).
+ALWAYS_DRAWN = frozenset({"token-chips", "preset-info", "stepper", "head-info"})
+
+
 def stage_section(state: st.State) -> str:
     """The id of the page section the stepper's current stage brings into focus."""
     return stepper.STAGE_SECTIONS[state.stage]

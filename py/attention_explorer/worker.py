@@ -24,6 +24,11 @@ from __future__ import annotations
 
 _state = None  # the one State of this page; the bridge holds none
 _mode = "page"
+# Rendering is deferred for panels far off screen: the bridge reports which panels are on or
+# near the screen ("viewport" events); a panel whose inputs change while it is away is drawn
+# when it comes back. A slider then redraws two or three panels, not fourteen.
+_visible = None  # panel ids on or near the screen; None until the bridge reports (= all)
+_stale = set()   # panels whose inputs changed while they were off screen
 
 
 def _plain(event):
@@ -40,14 +45,28 @@ async def load_numpy():
     return numpy.__version__
 
 
+def _panels_now(old, new) -> set | None:
+    """Which panels to draw for old -> new (None: all); the rest are remembered as stale."""
+    global _stale
+    from attention_explorer import page
+
+    if old is None:
+        _stale = set()
+        return None
+    redraw = page.panels_to_redraw(old, new) | _stale
+    now = {p for p in redraw
+           if _visible is None or p in _visible or p in page.ALWAYS_DRAWN or p == new.panel}
+    _stale = redraw - now
+    return now
+
+
 def _response(old, new, *, notice="", focus=""):
     from attention_explorer import page, permalink
 
     if _mode == "embed":
         panels = page.render_embed(new) if old is None or old != new else {}
     else:
-        only = None if old is None else page.panels_to_redraw(old, new)
-        panels = page.render_panels(new, only=only)
+        panels = page.render_panels(new, only=_panels_now(old, new))
     return {"panels": panels, "values": page.control_values(new), "message": "", "field": "",
             "notice": notice, "hash": permalink.encode(new), "focus": focus}
 
@@ -57,9 +76,10 @@ def _focus_for(state) -> str:
 
 
 def boot(fragment="", mode="page"):
-    global _state, _mode
+    global _state, _mode, _visible
     from attention_explorer import permalink
 
+    _visible = None
     _mode = "embed" if mode == "embed" else "page"
     _state, notices = permalink.decode(str(fragment or ""))
     return _response(None, _state, notice=" ".join(notices), focus=_focus_for(_state))
@@ -75,6 +95,8 @@ def dispatch(event):
     old = _state
     notice, focus = "", ""
     try:
+        if event.get("type") == "viewport":  # panels on or near the screen changed
+            return _viewport(event.get("value") or [])
         if event.get("type") == "load_hash":  # the reader pasted a link or went back
             new, notices = permalink.decode(str(event.get("value") or ""))
             notice, focus = " ".join(notices), _focus_for(new)
@@ -88,6 +110,18 @@ def dispatch(event):
                 "hash": permalink.encode(old), "focus": ""}
     _state = new
     return _response(old, new, notice=notice, focus=focus)
+
+
+def _viewport(panel_ids):
+    """Remember what is on screen; draw the stale panels that came into view."""
+    global _visible, _stale
+    from attention_explorer import page, permalink
+
+    _visible = {str(p) for p in panel_ids}
+    due = _stale & _visible
+    _stale -= due
+    return {"panels": page.render_panels(_state, only=due) if due else {}, "values": {}, "message": "",
+            "field": "", "notice": "", "hash": permalink.encode(_state), "focus": ""}
 
 
 def export_data(kind):
