@@ -205,7 +205,7 @@ def test_token_limit_and_empty_input_keep_the_last_good_picture(fresh):
     ok = " ".join(["word"] * tok.MAX_TOKENS)
     fresh.fill("#tokens", ok)
     fresh.wait_for_function(f"document.querySelectorAll('.chip').length === {tok.MAX_TOKENS}")
-    good = fresh.inner_html(f'[data-panel="attention-matrix"]')
+    good = fresh.inner_html('[data-panel="attention-matrix"]')
     for bad in (ok + " word", ""):
         fresh.fill("#tokens", bad)
         fresh.wait_for_function("document.getElementById('input-message').textContent.length > 0")

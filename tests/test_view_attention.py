@@ -194,7 +194,7 @@ def derivation(tip: str) -> dict:
         "exp": rf" − row max −?\d+\.\d+\) = {num}\n",
         "row_sum": rf"row sum {num} = ",
         "weight": rf"row sum −?\d+\.\d+ = {num} = ",
-        "percent": rf"= (\d+\.\d) %",
+        "percent": r"= (\d+\.\d) %",
     }
     out = {}
     for name, pat in pats.items():

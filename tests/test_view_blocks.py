@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+
+from markup_tree import Node, parse
 
 from attention_explorer import state as st
 from attention_explorer.views import ffn, layernorm
@@ -25,59 +26,7 @@ ACTIVATIONS = ("relu", "gelu", "swiglu")
 # reading markup back
 # ---------------------------------------------------------------------------
 
-class Element:
-    def __init__(self, tag, attrs, parent):
-        self.tag, self.attrs, self.parent, self.children, self.text = tag, dict(attrs), parent, [], ""
-
-    def iter(self):
-        yield self
-        for c in self.children:
-            yield from c.iter()
-
-    def find_all(self, tag=None, **attrs):
-        """Elements with this tag and attributes (class_ -> class, data_x -> data-x; True = present)."""
-        want = {k.rstrip("_").replace("_", "-"): v for k, v in attrs.items()}
-        return [e for e in self.iter() if (tag is None or e.tag == tag)
-                and all((k in e.attrs) if v is True else e.attrs.get(k) == v for k, v in want.items())]
-
-    def all_text(self):
-        return self.text + "".join(c.all_text() for c in self.children)
-
-
-class Tree(HTMLParser):
-    VOID = {"path", "line", "rect", "circle", "polygon", "stop", "br", "img", "input", "meta", "link"}
-
-    def __init__(self, markup):
-        super().__init__(convert_charrefs=True)
-        self.root = Element("#root", {}, None)
-        self.cur = self.root
-        self.feed(markup)
-
-    def handle_starttag(self, tag, attrs):
-        el = Element(tag, attrs, self.cur)
-        self.cur.children.append(el)
-        if tag not in self.VOID:
-            self.cur = el
-
-    def handle_startendtag(self, tag, attrs):
-        self.cur.children.append(Element(tag, attrs, self.cur))
-
-    def handle_endtag(self, tag):
-        el = self.cur
-        while el is not None and el.tag != tag:
-            el = el.parent
-        if el is not None and el.parent is not None:
-            self.cur = el.parent
-
-    def handle_data(self, data):
-        # keep text in document order by attaching it as a text-only child
-        t = Element("#text", {}, self.cur)
-        t.text = data
-        self.cur.children.append(t)
-
-
-def parse(markup):
-    return Tree(markup).root
+Element = Node  # the name this file's tests use
 
 
 def reader_number(text: str) -> float:

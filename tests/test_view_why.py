@@ -14,10 +14,11 @@ import re
 import struct
 import zlib
 from base64 import b64decode
-from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+
+from markup_tree import by_class, parse
 
 from attention_explorer import demos, model, state as st
 from attention_explorer.views import embedding, why
@@ -29,68 +30,6 @@ LONG = "When the old farmer came home after a long day in the fields, his tired 
 # --------------------------------------------------------------------------
 # helpers: a tiny DOM from the markup (attribute values come back unescaped)
 # --------------------------------------------------------------------------
-
-class Node:
-    def __init__(self, tag, attrs, parent):
-        self.tag, self.attrs, self.parent, self.children, self.text = tag, dict(attrs), parent, [], ""
-
-    def iter(self):
-        yield self
-        for c in self.children:
-            yield from c.iter()
-
-    def find_all(self, tag=None, **attrs):
-        return [n for n in self.iter() if (tag is None or n.tag == tag)
-                and all(n.attrs.get(k.rstrip("_").replace("_", "-")) == v for k, v in attrs.items())]
-
-    def has_class(self, cls):
-        return cls in (self.attrs.get("class") or "").split()
-
-    def all_text(self):
-        return self.text + "".join(c.all_text() for c in self.children)
-
-
-VOID = {"input", "br", "img", "meta", "link", "hr", "col", "area", "base", "wbr", "source", "track", "param", "embed"}
-
-
-class Tree(HTMLParser):
-    def __init__(self, markup):
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#root", {}, None)
-        self.cur = self.root
-        self.feed(markup)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, attrs, self.cur)
-        self.cur.children.append(node)
-        if tag not in VOID:
-            self.cur = node
-
-    def handle_startendtag(self, tag, attrs):
-        self.cur.children.append(Node(tag, attrs, self.cur))
-
-    def handle_endtag(self, tag):
-        node = self.cur
-        while node is not self.root and node.tag != tag:
-            node = node.parent
-        assert node is not self.root, f"closing </{tag}> without an open one"
-        self.cur = node.parent
-
-    def handle_data(self, data):
-        self.cur.children.append(Node("#text", {}, self.cur))
-        self.cur.children[-1].text = data
-
-
-def parse(markup) -> Node:
-    tree = Tree(markup)
-    assert tree.cur is tree.root, f"unclosed element <{tree.cur.tag}>"
-    return tree.root
-
-
-def by_class(root, cls, tag=None):
-    return [n for n in root.iter() if n.has_class(cls) and (tag is None or n.tag == tag)]
-
 
 def computed(**kw):
     s = st.State(**kw)

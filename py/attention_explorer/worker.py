@@ -101,8 +101,7 @@ def dispatch(event):
             new, notices = permalink.decode(str(event.get("value") or ""))
             notice, focus = " ".join(notices), _focus_for(new)
         else:
-            new = st.apply_event(old, event)
-            new.tokens  # validate before committing
+            new = st.apply_event(old, event)  # validates; raises InputError for unusable input
             if event.get("type") == "set_stage":
                 focus = page.stage_section(new)
     except st.InputError as exc:

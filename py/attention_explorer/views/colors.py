@@ -28,3 +28,19 @@ def text_on(t: float) -> str:
 
 # Distinct, colour-blind-safe hues for heads (Okabe & Ito 2008).
 HEAD_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
+
+
+# Signed values (vectors, scores) on a diverging scale centred on 0, the same in every view:
+# blue for positive, orange for negative (Okabe & Ito; distinct for the common colour-vision
+# deficiencies), magnitude as opacity so 0 fades into the background in light and dark mode.
+# CSS: var(--sign-pos) / var(--sign-neg) (site/style.css); markup with fixed colours: these.
+SIGN_POS_RGB = (0, 114, 178)   # #0072b2
+SIGN_NEG_RGB = (230, 159, 0)   # #e69f00
+
+
+def signed_strength(value: float, limit: float) -> tuple[str, float]:
+    """("pos" | "neg", opacity in [0, 1]) for a value on a symmetric scale [−limit, limit]."""
+    value, limit = float(value), float(limit)
+    if not (limit > 0) or value != value:  # no scale, or NaN
+        return "pos", 0.0
+    return ("neg" if value < 0 else "pos"), min(1.0, abs(value) / limit)

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import model
 from . import math as m
+from .colors import signed_strength
 from .markup import attr, data_num, esc, num
 
 # The hues themselves are CSS variables (site/css/why.css: --why-pos blue, --why-neg orange, the
@@ -39,9 +40,7 @@ from .markup import attr, data_num, esc, num
 
 def signed_fill(value: float, vmax: float) -> tuple[str, float]:
     """(class "pos"/"neg", opacity) for a signed value on a symmetric scale [−vmax, vmax]."""
-    if vmax <= 0 or value == 0:
-        return "pos", 0.0
-    return ("pos" if value > 0 else "neg"), min(1.0, abs(float(value)) / vmax)
+    return signed_strength(value, vmax)
 
 
 def strip_svg(values, tips, *, label: str, vmax: float, grid_row: int | None = 0, cls: str = "",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import model
+from .colors import SIGN_NEG_RGB, SIGN_POS_RGB
 from .markup import attr, clip_label, data_num, esc, num
 from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
 
@@ -32,8 +33,8 @@ from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
 # axis survives the common red-green deficiencies), fading into whatever is
 # behind, so 0 is the card colour in light *and* dark mode. Both hues keep a
 # contrast of about 4:1 against white and against the dark card.
-POSITIVE_RGB = (49, 130, 206)   # #3182ce
-NEGATIVE_RGB = (230, 97, 1)     # #e66101
+POSITIVE_RGB = SIGN_POS_RGB
+NEGATIVE_RGB = SIGN_NEG_RGB
 MIN_ALPHA = 0.08                # a value of exactly 0 is still a faint mark
 
 

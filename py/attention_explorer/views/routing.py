@@ -25,7 +25,7 @@ from itertools import groupby
 import numpy as np
 
 from . import math as m
-from .colors import HEAD_COLORS
+from .colors import HEAD_COLORS, signed_strength
 from .markup import attr, clip_label, data_num, esc, num, pct
 
 # --- the diverging scale and value strips ---------------------------------------------------
@@ -43,9 +43,8 @@ def diverging(value: float, limit: float) -> tuple[str, float]:
     switch with the colour scheme in css/routing.css); the opacity is |value| /
     limit, clamped to [0, 1], so 0 is fully transparent.
     """
-    value, limit = float(value), float(limit)
-    strength = 0.0 if limit <= 0 or not np.isfinite(value) else min(1.0, abs(value) / limit)
-    return ("dv-neg" if value < 0 else "dv-pos"), strength
+    sign, strength = signed_strength(value, limit)
+    return "dv-" + sign, strength
 
 
 def strip_limit(*vectors) -> float:
