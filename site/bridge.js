@@ -311,7 +311,7 @@ async function start() {
     worker = w;
     // A handle for tests and for curious readers in the console: call the worker's exports.
     globalThis.attentionExplorer = { call: (name, arg) => w.sync[name](arg) };
-    progress("Python is running: every number here is computed live in your browser.", 3);
+    progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";
     pump(); // events made while loading

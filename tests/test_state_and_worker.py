@@ -79,10 +79,25 @@ def test_panels_redraw_only_when_their_inputs_change():
     assert "token-chips" in page.panels_to_redraw(s, dataclasses.replace(s, query=1))
 
 
-def test_worker_boot_renders_every_panel_and_values():
+def test_worker_boot_redraws_only_what_the_link_changes_from_the_prerendered_page():
     res = worker.boot()
-    assert set(res["panels"]) == set(page.PANELS)
+    assert res["panels"] == {}, "the pre-rendered default needs no redraw"
     assert res["values"]["tokens"] == model.DEFAULT_TEXT and res["message"] == ""
+    res = worker.boot("h=2")
+    assert "attention-matrix" in res["panels"] and "token-chips" not in res["panels"]
+    assert 'data-head="2"' in res["panels"]["attention-matrix"]
+    res = worker.boot("", mode="embed")
+    assert set(res["panels"]) == {"embed"}
+    worker.boot()
+
+
+def test_prerendered_page_equals_what_the_worker_would_draw():
+    """build.py writes the same markup for the default state as the worker renders."""
+    import build
+
+    html = build.render_page()
+    for pid, markup in page.render_panels(st.State()).items():
+        assert markup in html, f"panel {pid} differs from the pre-rendered page"
 
 
 def test_worker_dispatch_returns_only_changed_panels():

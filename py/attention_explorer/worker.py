@@ -76,13 +76,16 @@ def _focus_for(state) -> str:
 
 
 def boot(fragment="", mode="page"):
-    global _state, _mode, _visible
-    from attention_explorer import permalink
+    global _state, _mode, _visible, _stale
+    from attention_explorer import permalink, state as st
 
-    _visible = None
+    _visible, _stale = None, set()
     _mode = "embed" if mode == "embed" else "page"
     _state, notices = permalink.decode(str(fragment or ""))
-    return _response(None, _state, notice=" ".join(notices), focus=_focus_for(_state))
+    # build.py pre-rendered the page for the default state: redraw only what the link changes
+    # (for a plain link, nothing: no markup swap, no layout work on the main thread at ready)
+    prerendered = st.State() if _mode == "page" else None
+    return _response(prerendered, _state, notice=" ".join(notices), focus=_focus_for(_state))
 
 
 def dispatch(event):
