@@ -9,6 +9,9 @@
 //
 // Readiness hook for tests and embeds: <html data-state="loading|ready|error">.
 // The same script serves index.html and embed.html (<html data-mode="embed">).
+// Saving a panel as SVG/PNG needs the rendered DOM, so that one job is done on this
+// thread too, in export.js, which is imported only when a reader exports (keeping this
+// file small enough to read in one sitting).
 
 const root = document.documentElement;
 const EMBED = root.dataset.mode === "embed";
