@@ -52,9 +52,11 @@ function applyResponse(res) {
     if (!el) throw new Error(`the page has no panel "${id}"`);
     el.innerHTML = markup; // trusted: rendered by our Python views, all text escaped there
   }
+  // A control with a newer event still queued keeps what the reader set (no flicker back).
+  const pending = new Set(queue.map((q) => q.event.type));
   for (const [id, value] of Object.entries(res.values || {})) {
     const el = $(id);
-    if (!el) continue;
+    if (!el || (el.dataset.event && pending.has(el.dataset.event))) continue;
     if (el.type === "checkbox") el.checked = Boolean(value);
     else if (el.type === "text" && el === document.activeElement) continue; // never fight the caret
     else if (el.value !== String(value)) el.value = String(value);
