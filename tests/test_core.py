@@ -569,6 +569,20 @@ def test_transformer_block_trace_shapes_and_default_mask():
     close(t.weights.sum(-1), np.ones((4, n)))
 
 
+
+def test_transformer_block_records_the_layernorm_eps_it_used():
+    """The trace says which ε its LayerNorms added, and σ is the biased std with that ε."""
+    rng = np.random.default_rng(27)
+    x = rng.normal(size=(4, 8))
+    for eps in (1e-5, 0.5):
+        t = core.transformer_block(x, make_params(rng), 2, eps=eps)
+        assert t.eps == eps
+        for i in range(4):
+            r = t.resid1[i]
+            mean = sum(r) / len(r)
+            var = sum((v - mean) ** 2 for v in r) / len(r)
+            assert t.ln1_std[i] == pytest.approx(math.sqrt(var + eps), rel=1e-12)
+
 # --------------------------------------------------------------------------
 # validation: ValueError naming the argument
 # --------------------------------------------------------------------------

@@ -339,6 +339,7 @@ class BlockTrace:
     ln2_mean: np.ndarray  # [n]
     ln2_std: np.ndarray  # [n]
     out: np.ndarray  # [n, d_model] block output
+    eps: float = 1e-5  # the ε both LayerNorms add to the variance
 
     def __post_init__(self):
         # own a private copy of every array and freeze it, so neither the
@@ -405,5 +406,5 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
         weights=a["weights"], head_outputs=a["head_outputs"], concat=a["concat"], attn_out=a["attn_out"],
         resid1=resid1, ln1_mean=ln1_mean, ln1_std=ln1_std, ln1=h,
         ffn_pre=ffn_pre, ffn_gate=ffn_gate, ffn_act=ffn_act, ffn_out=ffn_out,
-        resid2=resid2, ln2_mean=ln2_mean, ln2_std=ln2_std, out=out,
+        resid2=resid2, ln2_mean=ln2_mean, ln2_std=ln2_std, out=out, eps=float(eps),
     )

@@ -235,10 +235,10 @@ def _table(caption: str, headers, columns) -> str:
             f'{head}</tr></thead><tbody>{body}</tbody></table></div>')
 
 
-def _stats(mu: float, sigma: float, d: int, r_name: str, n: str) -> str:
+def _stats(mu: float, sigma: float, d: int, r_name: str, n: str, eps: float) -> str:
     k = n.translate(_SUBSCRIPT)
     mu_tip = f"μ{k}: the mean of the {d} entries of {r_name}; LayerNorm subtracts it"
-    sigma_tip = (f"σ{k} = √(variance + ε), ε = 10⁻⁵: the spread of the {d} entries of {r_name}; "
+    sigma_tip = (f"σ{k} = √(variance + ε), ε = {eps:g}: the spread of the {d} entries of {r_name}; "
                  f"LayerNorm divides by it")
     return (f'<p class="ln-stats">'
             f'<span{attr(class_="stat stat-mu", tabindex=0, data_tip=mu_tip, data_mu=data_num(mu))}>μ{k} = {esc(num(mu, 3))}</span> '
@@ -254,7 +254,7 @@ def _axis(d: int) -> str:
 
 
 def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: float, sigma: float,
-           out, gamma, beta, out_name: str) -> str:
+           out, gamma, beta, out_name: str, eps: float) -> str:
     """One residual + LayerNorm: the two summands, their sum with μ/σ lines, and the normalised output.
 
     summands: ((values [d], name, note), (values [d], name, note)); total [d] is their sum
@@ -294,7 +294,7 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
             f'{_formula(mu, sigma, n)}'
             f'<p class="ln-where muted">where r = {esc(r_name)}; {mu_s} and {sigma_s} are the mean and standard '
             f'deviation of its {d} entries.</p>'
-            f'{_stats(mu, sigma, d, r_name, n)}'
+            f'{_stats(mu, sigma, d, r_name, n, eps)}'
             f'<div class="vec-stack">{"".join(charts)}'
             f'{dimension_hits(tips, label=f"{d} dimensions of {r_name}: arrow keys step through them")}</div>'
             f'{_axis(d)}{note}{table}</section>')
@@ -314,13 +314,13 @@ def render(state, computed) -> str:
                "LayerNorm then re-centres the sum on 0 and rescales it to unit spread."),
         summands=((tr.x[i], "x", "token + position embedding"), (tr.attn_out[i], "MHA(x)", "attention output")),
         total=tr.resid1[i], mu=float(tr.ln1_mean[i]), sigma=float(tr.ln1_std[i]), out=tr.ln1[i],
-        gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h")
+        gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h", eps=tr.eps)
     second = _block(
         key="ln2", n="2", title="After the feed-forward network: out = LayerNorm(h + FFN(h))",
         intro="The same again around the feed-forward network: its output is added to h and the sum is normalised.",
         summands=((tr.ln1[i], "h", "from above"), (tr.ffn_out[i], "FFN(h)", "feed-forward output")),
         total=tr.resid2[i], mu=float(tr.ln2_mean[i]), sigma=float(tr.ln2_std[i]), out=tr.out[i],
-        gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out")
+        gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out", eps=tr.eps)
     legend = scale_legend("−", "+", what="bar height and colour: negative (orange), 0, positive (blue); each row's "
                                            "scale is printed next to its name. Hover or focus the bars (arrow keys "
                                            "move) for each dimension's numbers.")
