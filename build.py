@@ -33,7 +33,6 @@ import io
 import json
 import os
 import shutil
-import socketserver
 import subprocess
 import sys
 import tarfile
@@ -243,6 +242,8 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
 
 
 class BundleHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves dist/ with the MIME types the runtime needs (module scripts, wasm)."""
+
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
                       ".mjs": "text/javascript", ".js": "text/javascript",
                       ".wasm": "application/wasm", ".whl": "application/zip",
@@ -251,7 +252,6 @@ class BundleHandler(http.server.SimpleHTTPRequestHandler):
 
 def serve(dist: Path, port: int) -> None:
     handler = functools.partial(BundleHandler, directory=str(dist))
-    socketserver.TCPServer.allow_reuse_address = True
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
         print(f"Attention Explorer: http://127.0.0.1:{httpd.server_address[1]}/  (Ctrl-C to stop)", flush=True)
         try:

@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "py"))
 sys.path.insert(0, str(ROOT))
 
+from build import BundleHandler  # noqa: E402  (the server build.py uses: same MIME types)
+
 SUBPATH = "/attention-explorer/"
 CHROMIUM = os.environ.get("AE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
@@ -28,12 +30,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-c
 READY_TIMEOUT_MS = 120_000  # Pyodide + NumPy boot takes seconds on a 2-core machine; allow for load
 
 
-class SubpathHandler(http.server.SimpleHTTPRequestHandler):
+class SubpathHandler(BundleHandler):
     """Serves a folder only under SUBPATH; anything else is a 404 (catches absolute URLs)."""
-
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm",
-                      ".whl": "application/zip", ".py": "text/plain", ".json": "application/json"}
 
     def translate_path(self, path):
         if not path.startswith(SUBPATH):

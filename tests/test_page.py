@@ -30,3 +30,24 @@ def test_all_links_are_relative():
     html = build.render_page()
     for url in re.findall(r'(?:href|src)="([^"]*)"', html):
         assert not url.startswith(("/", "http:", "https:")), f"non-relative URL {url}"
+
+
+def test_every_panel_declares_each_state_field_its_markup_depends_on():
+    """A panel is redrawn only when a declared field changes; one that draws an undeclared
+    field would go stale. Change each field alone and compare every panel's markup."""
+    import dataclasses
+
+    from attention_explorer import model, state as st
+
+    base = st.State()
+    other = {"text": model.PRESETS[3].text, "query": 1, "head": 2, "temperature": 2.5, "dk_scale": 3.0,
+             "causal": True, "activation": "relu", "stage": 4, "routing_all_heads": True, "demo_dk": 200,
+             "panel": "ffn"}
+    assert set(other) == set(st.State.__dataclass_fields__), "give every state field another value here"
+    before = page.render_panels(base)
+    for name, value in other.items():
+        changed = dataclasses.replace(base, **{name: value})
+        after = page.render_panels(changed)
+        for pid, markup in after.items():
+            if markup != before[pid]:
+                assert name in page.PANELS[pid].depends, f"panel {pid} draws {name} but does not declare it"

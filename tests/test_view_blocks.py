@@ -244,16 +244,6 @@ def test_layernorm_shows_gamma_and_beta_rows_when_they_are_not_trivial():
     assert f"γ = {num(gamma[-1], 3)}" in tip and f"β = {num(beta[-1], 3)}" in tip
 
 
-@pytest.mark.parametrize("query,escaped", [(0, "&lt;"), (15, "&amp;"), (12, "&quot;"), (16, "😀")])
-def test_layernorm_heading_escapes_hostile_token_text(query, escaped):
-    """Reader tokens such as '<' and '&' reach the heading escaped, never as markup."""
-    s, c = build(text=HOSTILE, query=query)
-    markup = layernorm.render(s, c)
-    assert "<img" not in markup
-    heading = re.search(r'<h3 class="ln-heading">(.*?)</h3>', markup).group(1)
-    assert f'<q class="tok">{escaped}</q>' in heading
-
-
 # ---------------------------------------------------------------------------
 # Feed-forward network
 # ---------------------------------------------------------------------------
@@ -438,14 +428,19 @@ def test_ffn_curve_samples_call_the_core_activation():
         np.testing.assert_array_equal(y, fn(x))
 
 
-@pytest.mark.parametrize("query,escaped", [(0, "&lt;"), (11, "&gt;"), (15, "&amp;"), (17, "שלום")])
-def test_ffn_heading_escapes_hostile_token_text(query, escaped):
-    """Reader tokens reach the FFN heading escaped, never as markup."""
+@pytest.mark.parametrize("view,heading,query,escaped", [
+    (layernorm, "ln-heading", 0, "&lt;"), (layernorm, "ln-heading", 15, "&amp;"),
+    (layernorm, "ln-heading", 12, "&quot;"), (layernorm, "ln-heading", 16, "😀"),
+    (ffn, "ffn-heading", 0, "&lt;"), (ffn, "ffn-heading", 11, "&gt;"),
+    (ffn, "ffn-heading", 15, "&amp;"), (ffn, "ffn-heading", 17, "שלום"),
+])
+def test_panel_heading_escapes_hostile_token_text(view, heading, query, escaped):
+    """Reader tokens such as '<' and '&' reach the LayerNorm and FFN headings escaped, never as markup."""
     s, c = build(text=HOSTILE, query=query)
-    markup = ffn.render(s, c)
+    markup = view.render(s, c)
     assert "<img" not in markup
-    heading = re.search(r'<h3 class="ffn-heading">(.*?)</h3>', markup).group(1)
-    assert f'<q class="tok">{escaped}</q>' in heading
+    text = re.search(rf'<h3 class="{heading}">(.*?)</h3>', markup).group(1)
+    assert f'<q class="tok">{escaped}</q>' in text
 
 
 def test_panels_have_accessible_names_and_unique_ids():

@@ -46,7 +46,7 @@ PANELS: dict[str, Panel] = {
     "head-multiples": Panel(lambda s, c: attention_matrix.render_small_multiples(s, c, H),
                             _fields(*MODEL_INPUTS, "query", "head")),
     "why-scale": Panel(why.render_scale_demo, _fields("demo_dk")),
-    "multihead": Panel(lambda s, c: multihead.render(s, c, H), _fields(*MODEL_INPUTS, "query", "head")),
+    "multihead": Panel(lambda s, c: multihead.render(s, c, H), _fields(*MODEL_INPUTS, "query")),
     "layernorm": Panel(layernorm.render, _fields(*MODEL_INPUTS, "query")),
     "ffn": Panel(ffn.render, _fields(*MODEL_INPUTS, "query")),
 }
@@ -81,7 +81,8 @@ def render_embed(state: st.State) -> dict[str, str]:
     computed = st.compute(state)
     panel = PANELS[pid].render(state, computed)
     chips = PANELS["token-chips"].render(state, computed)
-    full = "./" + ("#" + permalink.encode(state) if permalink.encode(state) else "")
+    fragment = permalink.encode(state)
+    full = "./" + ("#" + fragment if fragment else "")
     return {"embed": share.embed_frame(state, pid, EMBEDDABLE[pid], panel, chips, full)}
 
 
@@ -99,7 +100,6 @@ def embed_snippet(state: st.State, base_url: str) -> str:
     """Copyable HTML for a blog post: an <iframe> of embed.html showing this exact view, plus
     the few lines of host script that size it (include those once per page)."""
     from . import permalink
-    from .views.markup import esc
 
     pid = embed_panel_id(state)
     fragment = permalink.encode(dataclasses.replace(state, panel=pid))
@@ -135,7 +135,7 @@ def panels_to_redraw(old: st.State, new: st.State) -> set[str]:
 
 
 def control_values(state: st.State) -> dict:
-    values = controls.control_values(state)
+    values = {**controls.control_values(state), **why.scale_demo_control_values(state)}
     values["preset"] = next((p.id for p in model.PRESETS if p.text == state.text), "")
     return values
 

@@ -83,6 +83,11 @@ def _number(value, name: str, lo: float, hi: float) -> float:
     return min(hi, max(lo, x))
 
 
+def _flag(value) -> bool:
+    """A checkbox's value as sent by the page (true/false, or "1"/"on" from a link)."""
+    return str(value).lower() in ("true", "1", "on")
+
+
 def _index(value, name: str, n: int) -> int:
     try:
         i = int(value)
@@ -114,7 +119,7 @@ def apply_event(state: State, event: dict) -> State:
     if kind == "set_dk_scale":
         return dataclasses.replace(state, dk_scale=_number(value, "dk_scale", *DK_SCALE_RANGE))
     if kind == "set_causal":
-        return dataclasses.replace(state, causal=str(value).lower() in ("true", "1", "on"))
+        return dataclasses.replace(state, causal=_flag(value))
     if kind == "set_activation":
         if value not in ACTIVATIONS:
             raise InputError(f"activation must be one of {', '.join(ACTIVATIONS)}.", field="activation")
@@ -122,7 +127,7 @@ def apply_event(state: State, event: dict) -> State:
     if kind == "set_stage":
         return dataclasses.replace(state, stage=_index(value, "stage", len(STAGES)))
     if kind == "set_routing_all":
-        return dataclasses.replace(state, routing_all_heads=str(value).lower() in ("true", "1", "on"))
+        return dataclasses.replace(state, routing_all_heads=_flag(value))
     if kind == "set_demo_dk":
         lo, hi = DEMO_DK_RANGE
         return dataclasses.replace(state, demo_dk=int(round(_number(value, "demo_dk", lo, hi))))

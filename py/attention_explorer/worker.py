@@ -45,14 +45,11 @@ async def load_numpy():
     return numpy.__version__
 
 
-def _panels_now(old, new) -> set | None:
-    """Which panels to draw for old -> new (None: all); the rest are remembered as stale."""
+def _panels_now(old, new) -> set:
+    """Which panels to draw for old -> new; the rest are remembered as stale."""
     global _stale
     from attention_explorer import page
 
-    if old is None:
-        _stale = set()
-        return None
     redraw = page.panels_to_redraw(old, new) | _stale
     now = {p for p in redraw
            if _visible is None or p in _visible or p in page.ALWAYS_DRAWN or p == new.panel}
@@ -60,19 +57,23 @@ def _panels_now(old, new) -> set | None:
     return now
 
 
-def _response(old, new, *, notice="", focus=""):
-    from attention_explorer import page, permalink
+def _reply(panels=None, *, values=None, message="", field="", notice="", focus=""):
+    """The one response shape; "hash" is always the current state's URL fragment."""
+    from attention_explorer import permalink
+
+    return {"panels": panels or {}, "values": values or {}, "message": message, "field": field,
+            "notice": notice, "hash": permalink.encode(_state), "focus": focus}
+
+
+def _redraw(old, new, *, notice="", focus=""):
+    """The reply for old -> new (new is already _state): changed panels and every control value."""
+    from attention_explorer import page
 
     if _mode == "embed":
-        panels = page.render_embed(new) if old is None or old != new else {}
+        panels = page.render_embed(new) if old != new else {}
     else:
         panels = page.render_panels(new, only=_panels_now(old, new))
-    return {"panels": panels, "values": page.control_values(new), "message": "", "field": "",
-            "notice": notice, "hash": permalink.encode(new), "focus": focus}
-
-
-def _focus_for(state) -> str:
-    return state.panel if state.panel else ""
+    return _reply(panels, values=page.control_values(new), notice=notice, focus=focus)
 
 
 def boot(fragment="", mode="page"):
@@ -83,9 +84,10 @@ def boot(fragment="", mode="page"):
     _mode = "embed" if mode == "embed" else "page"
     _state, notices = permalink.decode(str(fragment or ""))
     # build.py pre-rendered the page for the default state: redraw only what the link changes
-    # (for a plain link, nothing: no markup swap, no layout work on the main thread at ready)
+    # (for a plain link, nothing: no markup swap, no layout work on the main thread at ready).
+    # The embed page always draws its panel: the link chooses which one.
     prerendered = st.State() if _mode == "page" else None
-    return _response(prerendered, _state, notice=" ".join(notices), focus=_focus_for(_state))
+    return _redraw(prerendered, _state, notice=" ".join(notices), focus=_state.panel)
 
 
 def dispatch(event):
@@ -95,35 +97,33 @@ def dispatch(event):
     event = _plain(event)
     if _state is None:
         _state = st.State()
+    if event.get("type") == "viewport":  # panels on or near the screen changed
+        return _viewport(event.get("value") or [])
     old = _state
     notice, focus = "", ""
     try:
-        if event.get("type") == "viewport":  # panels on or near the screen changed
-            return _viewport(event.get("value") or [])
         if event.get("type") == "load_hash":  # the reader pasted a link or went back
             new, notices = permalink.decode(str(event.get("value") or ""))
-            notice, focus = " ".join(notices), _focus_for(new)
+            notice, focus = " ".join(notices), new.panel
         else:
             new = st.apply_event(old, event)  # validates; raises InputError for unusable input
             if event.get("type") == "set_stage":
                 focus = page.stage_section(new)
     except st.InputError as exc:
-        return {"panels": {}, "values": {}, "message": exc.message, "field": exc.field, "notice": "",
-                "hash": permalink.encode(old), "focus": ""}
+        return _reply(message=exc.message, field=exc.field)
     _state = new
-    return _response(old, new, notice=notice, focus=focus)
+    return _redraw(old, new, notice=notice, focus=focus)
 
 
 def _viewport(panel_ids):
     """Remember what is on screen; draw the stale panels that came into view."""
     global _visible, _stale
-    from attention_explorer import page, permalink
+    from attention_explorer import page
 
     _visible = {str(p) for p in panel_ids}
     due = _stale & _visible
     _stale -= due
-    return {"panels": page.render_panels(_state, only=due) if due else {}, "values": {}, "message": "",
-            "field": "", "notice": "", "hash": permalink.encode(_state), "focus": ""}
+    return _reply(page.render_panels(_state, only=due) if due else {})
 
 
 def export_data(kind):

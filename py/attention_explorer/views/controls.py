@@ -23,8 +23,6 @@ def control_values(state) -> dict:
         "causal": state.causal,
         "activation": state.activation,
         "routing-all": state.routing_all_heads,
-        "demo-dk": str(state.demo_dk),
-        "demo-dk-out": str(state.demo_dk),
         "temperature-out": num(state.temperature, 2),
         "dk-scale-out": num(state.dk_scale, 1),
     }
