@@ -10,7 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from attention_explorer import model, tokens as tok
+from attention_explorer.models import designed as model
+from attention_explorer import tokens as tok
 from conftest import open_page, wait_ready
 from test_browser_skeleton import independent_weights, set_range, wait_matrix
 

@@ -14,7 +14,8 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 
-from attention_explorer import model, permalink, tokens as tok
+from attention_explorer.models import designed as model
+from attention_explorer import permalink, tokens as tok
 from conftest import TALL, open_page, serve_folder, wait_ready
 from test_browser_skeleton import independent_weights, set_range, wait_matrix
 

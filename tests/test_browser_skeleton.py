@@ -14,7 +14,8 @@ import urllib.request
 import numpy as np
 import pytest
 
-from attention_explorer import model, tokens as tok
+from attention_explorer.models import designed as model
+from attention_explorer import tokens as tok
 from conftest import open_page, wait_ready
 
 pytestmark = pytest.mark.browser

@@ -18,7 +18,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from attention_explorer import exports, model
+from attention_explorer import exports
+from attention_explorer.models import designed as model
 from attention_explorer import state as st
 
 HOSTILE_TEXT = 'He said "=cmd()", +1 @home -x then <script>alert(1)</script> 1,000 times'
@@ -106,7 +107,7 @@ def test_csv_quoting_of_arbitrary_multi_character_tokens():
     s, c = make(text="a b c d e f")
     toks = ("=cmd()", 'say "hi", then', "<script>", "+SUM(A1)", "@x", "plain")
     fake_state = SimpleNamespace(**{**dataclasses.asdict(s), "tokens": toks})
-    fake = dataclasses.replace(c, tokens=toks)
+    fake = dataclasses.replace(c, run=dataclasses.replace(c.run, tokens=toks))
     rows = read_csv(exports.weights_csv(fake_state, fake))
     cells = [r["key_token"] for r in rows[:6]]
     assert cells == ["'=cmd()", 'say "hi", then', "<script>", "'+SUM(A1)", "'@x", "plain"]
@@ -123,13 +124,15 @@ def test_csv_tokens_in_any_script_are_written_as_themselves():
 
 def _check_shape(doc):
     """The shape documented in exports.JSON_SHAPE_DOC, checked key by key."""
-    expected_keys = ["format", "version", "sentence", "tokens", "head", "temperature", "dk_scale", "d_k",
+    expected_keys = ["format", "version", "sentence", "tokens", "model", "layer", "head", "temperature", "dk_scale", "d_k",
                      "causal", "query", "weights", "mask"]
     assert list(doc) == expected_keys
     assert doc["format"] == "attention-explorer/weights" and doc["version"] == 1
     assert isinstance(doc["sentence"], str)
     n = len(doc["tokens"])
     assert n >= 1 and all(isinstance(t, str) for t in doc["tokens"])
+    assert set(doc["model"]) == {"id", "name"} and all(isinstance(v, str) for v in doc["model"].values())
+    assert isinstance(doc["layer"], int) and doc["layer"] >= 0
     assert set(doc["head"]) == {"index", "name"}
     assert isinstance(doc["head"]["index"], int) and isinstance(doc["head"]["name"], str)
     for key in ("temperature", "dk_scale"):
@@ -143,7 +146,7 @@ def _check_shape(doc):
 
 def test_json_shape_is_documented():
     doc = exports.JSON_SHAPE_DOC
-    for key in ('"format"', '"version"', '"sentence"', '"tokens"', '"head"', '"temperature"', '"dk_scale"',
+    for key in ('"format"', '"version"', '"sentence"', '"tokens"', '"model"', '"layer"', '"head"', '"temperature"', '"dk_scale"',
                 '"d_k"', '"causal"', '"query"', '"weights"', '"mask"'):
         assert key in doc, f"JSON_SHAPE_DOC must describe {key}"
     assert doc.startswith("```") and doc.rstrip().count("```") == 2, "a markdown code block the README can quote"
@@ -157,6 +160,7 @@ def test_json_matches_the_documented_shape_and_the_trace(changes):
     doc = json.loads(text)
     _check_shape(doc)
     assert doc["sentence"] == s.text and doc["tokens"] == list(c.tokens)
+    assert doc["model"] == {"id": "designed", "name": model.DESCRIPTION.name} and doc["layer"] == 0
     assert doc["head"] == {"index": s.head, "name": model.HEADS[s.head].name}
     assert doc["temperature"] == c.trace.temperature and doc["dk_scale"] == c.trace.scale
     assert doc["d_k"] == c.trace.d_head == model.CONFIG.d_head
@@ -187,8 +191,8 @@ SAFE_NAME = re.compile(r"^[a-z0-9.-]+$")
 
 def test_filename_of_the_default_state():
     s = st.State()
-    assert exports.filename(s, "csv") == "attention-head1-coreference-t1-dk8.csv"
-    assert exports.filename(s, "json") == "attention-head1-coreference-t1-dk8.json"
+    assert exports.filename(s, st.compute(s), "csv") == "attention-head1-coreference-t1-dk8.csv"
+    assert exports.filename(s, st.compute(s), "json") == "attention-head1-coreference-t1-dk8.json"
 
 
 @pytest.mark.parametrize("changes", [{}, {"head": 1, "temperature": 0.37, "causal": True},
@@ -197,7 +201,7 @@ def test_filename_of_the_default_state():
 def test_filenames_are_safe_and_never_carry_the_readers_text(changes):
     s = dataclasses.replace(st.State(), **changes)
     for kind in ("csv", "json"):
-        name = exports.filename(s, kind)
+        name = exports.filename(s, st.compute(s), kind)
         assert SAFE_NAME.match(name), name
         assert name.endswith("." + kind) and ".." not in name and not name.startswith(".")
         assert "passwd" not in name and "evil" not in name
@@ -221,7 +225,7 @@ def test_export_rejects_an_unknown_kind_loudly():
     with pytest.raises(ValueError, match="csv"):
         exports.export(s, c, "xlsx")
     with pytest.raises(ValueError):
-        exports.filename(s, "../x")
+        exports.filename(s, st.compute(s), "../x")
 
 
 def test_export_refuses_a_computation_of_another_sentence():

@@ -8,7 +8,8 @@ documents: 0 coreference, 1 verb-argument, 2 previous token, 3 noun-phrase head.
 import numpy as np
 import pytest
 
-from attention_explorer import core, model
+from attention_explorer import core
+from attention_explorer.models import designed as model
 from attention_explorer.tokens import MAX_TOKENS, tokenize
 
 COREF, VERB, PREV, NP = 0, 1, 2, 3
@@ -136,7 +137,7 @@ def test_feature_names_are_unique_and_fit_in_the_first_half():
 def test_shapes():
     toks, emb, trace = run("The cat chased the dog because it was hungry")
     n, c = len(toks), model.CONFIG
-    for a in (emb.token_embedding, emb.positional, emb.x):
+    for a in (emb.token, emb.position, emb.x):
         assert a.shape == (n, c.d_model)
     assert trace.weights.shape == (c.n_heads, n, n)
     assert trace.q.shape == trace.k.shape == trace.v.shape == (c.n_heads, n, c.d_head)
@@ -151,16 +152,16 @@ def test_shapes():
 def test_positional_encoding_fills_the_second_half_and_features_the_first():
     toks, emb, _ = run("Where did the little dog hide its bone?")
     n, half = len(toks), model.CONFIG.d_model // 2
-    assert np.array_equal(emb.positional[:, :half], np.zeros((n, half)))
-    assert np.allclose(emb.positional[:, half:], core.sinusoidal_positional_encoding(n, half))
-    assert np.array_equal(emb.token_embedding[:, half:], np.zeros((n, half)))
-    assert np.array_equal(emb.x, emb.token_embedding + emb.positional)
+    assert np.array_equal(emb.position[:, :half], np.zeros((n, half)))
+    assert np.allclose(emb.position[:, half:], core.sinusoidal_positional_encoding(n, half))
+    assert np.array_equal(emb.token[:, half:], np.zeros((n, half)))
+    assert np.array_equal(emb.x, emb.token + emb.position)
     nf = len(model.FEATURE_NAMES)
     for i, t in enumerate(toks):
         feats = model.token_features(t, i, toks)
         assert list(feats) == list(model.FEATURE_NAMES)
-        assert np.array_equal(emb.token_embedding[i, :nf], list(feats.values()))
-    assert not emb.token_embedding[:, nf:].any(), "dims after the named features start empty"
+        assert np.array_equal(emb.token[i, :nf], list(feats.values()))
+    assert not emb.token[:, nf:].any(), "dims after the named features start empty"
 
 
 def test_token_features_are_zero_or_one_and_mark_every_token_and_the_start():
@@ -202,7 +203,7 @@ def test_values_copy_the_attended_tokens_features():
     toks, emb, trace = run("The cat sat down because it was tired")
     nf = len(model.FEATURE_NAMES)
     for h in range(model.CONFIG.n_heads):
-        assert np.allclose(trace.v[h][:, :nf], emb.token_embedding[:, :nf])
+        assert np.allclose(trace.v[h][:, :nf], emb.token[:, :nf])
 
 
 def test_forward_rejects_empty_and_overlong_token_lists():

@@ -34,20 +34,26 @@ def test_all_links_are_relative():
 
 def test_every_panel_declares_each_state_field_its_markup_depends_on():
     """A panel is redrawn only when a declared field changes; one that draws an undeclared
-    field would go stale. Change each field alone and compare every panel's markup."""
+    field would go stale. Change each field alone and compare every panel's markup.
+    The model and the layer are changed on the toy model (the designed one has one layer)."""
     import dataclasses
 
-    from attention_explorer import model, state as st
+    import toy_model
+    from attention_explorer import state as st
+    from attention_explorer.models import designed as model
 
-    base = st.State()
-    other = {"text": model.PRESETS[3].text, "query": 1, "head": 2, "temperature": 2.5, "dk_scale": 3.0,
-             "causal": True, "activation": "relu", "stage": 4, "routing_all_heads": True, "demo_dk": 200,
-             "panel": "ffn"}
-    assert set(other) == set(st.State.__dataclass_fields__), "give every state field another value here"
-    before = page.render_panels(base)
-    for name, value in other.items():
-        changed = dataclasses.replace(base, **{name: value})
-        after = page.render_panels(changed)
-        for pid, markup in after.items():
-            if markup != before[pid]:
-                assert name in page.PANELS[pid].depends, f"panel {pid} draws {name} but does not declare it"
+    with toy_model.registered():
+        designed, toy = st.State(), dataclasses.replace(st.State(), model="toy")
+        other = {"text": (designed, model.PRESETS[3].text), "query": (designed, 1), "head": (designed, 2),
+                 "temperature": (designed, 2.5), "dk_scale": (designed, 3.0), "causal": (designed, True),
+                 "activation": (designed, "relu"), "stage": (designed, 4), "routing_all_heads": (designed, True),
+                 "demo_dk": (designed, 200), "panel": (designed, "ffn"), "model": (designed, "toy"),
+                 "layer": (toy, 1)}
+        assert set(other) == set(st.State.__dataclass_fields__), "give every state field another value here"
+        for name, (base, value) in other.items():
+            before = page.render_panels(base)
+            changed = dataclasses.replace(base, **{name: value})
+            after = page.render_panels(changed)
+            for pid, markup in after.items():
+                if markup != before[pid]:
+                    assert name in page.PANELS[pid].depends, f"panel {pid} draws {name} but does not declare it"

@@ -10,7 +10,8 @@ from urllib.parse import quote_from_bytes, quote_plus
 
 import pytest
 
-from attention_explorer import model, page, permalink, state as st, tokens
+from attention_explorer.models import designed as model
+from attention_explorer import page, permalink, state as st, tokens
 
 DEFAULT = st.State()
 N_HEADS = model.CONFIG.n_heads

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from attention_explorer import model, page, state as st, worker
+from attention_explorer.models import designed as model
+from attention_explorer import page, state as st, worker
 from attention_explorer.tokens import MAX_TOKENS
 
 

@@ -22,10 +22,12 @@ import numpy as np
 import pytest
 
 try:
-    from attention_explorer import model, state as st
+    from attention_explorer import state as st
+    from attention_explorer.models import designed as model
 except ImportError:  # running without PYTHONPATH=py
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "py"))
-    from attention_explorer import model, state as st
+    from attention_explorer import state as st
+    from attention_explorer.models import designed as model
 from attention_explorer.views import affinity, attention_matrix as am
 
 HOSTILE = '<img src=x onerror=alert(1)> "quotes" & 😀 שלום'

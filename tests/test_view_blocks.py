@@ -235,7 +235,7 @@ def test_layernorm_shows_gamma_and_beta_rows_when_they_are_not_trivial():
     gamma = np.linspace(0.5, 1.5, d)
     beta = np.linspace(-0.2, 0.2, d)
     params = dataclasses.replace(c.params, ln1_gamma=gamma, ln1_beta=beta)
-    root = parse(layernorm.render(s, dataclasses.replace(c, params=params)))
+    root = parse(layernorm.render(s, dataclasses.replace(c, run=dataclasses.replace(c.run, params=(params,)))))
     block, = root.find_all("section", data_block="ln1")
     rows = [r.attrs["data-row"] for r in block.find_all("div", class_="vec-row")]
     assert rows == ["ln1-a", "ln1-b", "ln1-sum", "ln1-gamma", "ln1-beta", "ln1-out"]
@@ -370,7 +370,7 @@ def test_ffn_firing_counts_and_top_units_equal_the_trace(changes):
 
 def test_ffn_top_units_are_labelled_with_the_models_unit_names():
     """The designed model names its detector units; the list shows each listed unit's name."""
-    from attention_explorer import model
+    from attention_explorer.models import designed as model
     s, c = build()
     firing, = parse(ffn.render(s, c)).find_all("div", class_="ffn-firing")
     items = firing.find_all("li")

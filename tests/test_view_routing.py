@@ -15,7 +15,8 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from attention_explorer import model, state as st
+from attention_explorer.models import designed as model
+from attention_explorer import state as st
 from attention_explorer.views import colors, multihead, routing
 from attention_explorer.views.markup import pct
 
@@ -396,7 +397,8 @@ def test_output_bias_is_named_in_the_formula_only_when_the_model_has_one():
     has_bias = bool(np.any(c.params.b_o != 0))
     labels = [mt.get("aria-label") or "" for mt in parse(multihead.render(s, c, HEADS)).iter("math")]
     assert any("b^O" in lb for lb in labels) == has_bias
-    biased = dataclasses.replace(c, params=dataclasses.replace(c.params, b_o=np.full(c.params.w_o.shape[1], 0.5)))
+    biased_params = dataclasses.replace(c.params, b_o=np.full(c.params.w_o.shape[1], 0.5))
+    biased = dataclasses.replace(c, run=dataclasses.replace(c.run, params=(biased_params,)))
     root = parse(multihead.render(s, biased, HEADS))
     labels = [mt.get("aria-label") or "" for mt in root.iter("math")]
     assert any(lb.endswith("W^O + b^O") for lb in labels)

@@ -20,7 +20,8 @@ import pytest
 
 from markup_tree import by_class, parse
 
-from attention_explorer import demos, model, state as st
+from attention_explorer import demos, state as st
+from attention_explorer.models import designed as model
 from attention_explorer.views import embedding, why
 
 HOSTILE = '<img src=x onerror=alert(1)> "quotes" & 😀 שלום'
@@ -205,7 +206,7 @@ def test_embedding_token_strip_is_the_token_embedding():
         cs = cells(strip)
         assert len(cs) == len(model.FEATURE_NAMES)
         for d, cell in enumerate(cs):
-            assert float(cell.attrs["data-value"]) == pytest.approx(c.embedding.token_embedding[q, d], abs=1e-9)
+            assert float(cell.attrs["data-value"]) == pytest.approx(c.embedding.token[q, d], abs=1e-9)
             assert model.FEATURE_NAMES[d] in cell.attrs["data-tip"]
         tags = [n.all_text() for n in by_class(root, "emb-tag")]
         assert tags == model.describe_token(c.tokens[q], q, list(c.tokens))
@@ -223,10 +224,10 @@ def test_embedding_x_strip_equals_trace_input():
         covered += range(a, a + w)
         if w == 1:
             assert float(cell.attrs["data-value"]) == pytest.approx(x[a], abs=1e-9)
-            expect = c.embedding.token_embedding[s.query, a] + c.embedding.positional[s.query, a]
+            expect = c.embedding.token[s.query, a] + c.embedding.position[s.query, a]
             assert x[a] == pytest.approx(expect)
         else:  # a merged run is only allowed where all three vectors are zero
-            assert not np.any(x[a:a + w]) and not np.any(c.embedding.positional[s.query, a:a + w])
+            assert not np.any(x[a:a + w]) and not np.any(c.embedding.position[s.query, a:a + w])
             assert cell.attrs["data-dims"] == f"{a}-{a + w - 1}"
     assert covered == list(range(c.trace.x.shape[1]))
 
@@ -237,7 +238,7 @@ def test_embedding_heatmap_pixels_are_the_positional_encoding():
     root = parse(embedding.render(s, c))
     (svg,) = by_class(root, "emb-heatmap", "svg")
     start = int(svg.attrs["data-dim-start"])
-    pe = c.embedding.positional[:, start:]  # [n, 128]
+    pe = c.embedding.position[:, start:]  # [n, 128]
     assert (int(svg.attrs["data-rows"]), int(svg.attrs["data-cols"])) == pe.shape
     masks = {img.attrs["data-sign"]: decode_png_alpha(img.attrs["href"]) for img in svg.find_all("image")}
     assert masks["pos"].shape == masks["neg"].shape == pe.shape
@@ -443,7 +444,7 @@ def test_scale_demo_follows_the_state_event():
 def test_scale_demo_controls_markup():
     """The static slider: id demo-dk, data-event set_demo_dk, range 1..512, labelled, with an <output>."""
     s = dataclasses.replace(st.State(), demo_dk=77)
-    root = parse(why.render_scale_demo_controls(s))
+    root = parse(why.render_scale_demo_controls(s, model.CONFIG.d_head))
     (inp,) = root.find_all("input")
     assert inp.attrs["id"] == "demo-dk" and inp.attrs["type"] == "range"
     assert inp.attrs["data-event"] == "set_demo_dk"
@@ -459,7 +460,7 @@ def test_views_compose_without_id_clashes():
     """All three panels and the control in one page: ids are unique (SVG masks are prefixed)."""
     s, c = computed(text=LONG, query=4)
     markup = (embedding.render(s, c) + why.render_qkv_lookup(s, c, model.HEADS)
-              + why.render_scale_demo(s, c) + why.render_scale_demo_controls(s))
+              + why.render_scale_demo(s, c) + why.render_scale_demo_controls(s, model.CONFIG.d_head))
     ids = re.findall(r'\sid="([^"]+)"', markup)
     assert len(ids) == len(set(ids))
     parse(markup)  # well nested

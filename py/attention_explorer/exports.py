@@ -32,7 +32,6 @@ import io
 import json
 import re
 
-from . import model
 
 CSV_COLUMNS = ("query_index", "query_token", "key_index", "key_token", "weight", "masked")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP's list of cell starts a spreadsheet may evaluate
@@ -46,8 +45,10 @@ JSON_SHAPE_DOC = """\
   "format": "attention-explorer/weights", // always this string
   "version": 1,                           // the shape's version
   "sentence": "The cat sat down because it was tired",  // the text as typed
-  "tokens": ["The", "cat", "..."],        // n tokens; index i is token i everywhere below
-  "head": {"index": 0, "name": "Coreference"},  // 0-based index (the page says "Head 1")
+  "tokens": ["The", "cat", "..."],        // n tokens as the model sees them; index i is token i below
+  "model": {"id": "designed", "name": "Designed model (1 layer × 4 heads)"},  // which model
+  "layer": 0,                             // 0-based layer index (the page says "Layer 1")
+  "head": {"index": 0, "name": "Coreference"},  // 0-based index within the layer (the page says "Head 1")
   "temperature": 1.0,                     // T
   "dk_scale": 8.0,                        // the √d_k actually divided by (the slider may move it)
   "d_k": 64,                              // the head's true dimension d_k
@@ -104,7 +105,9 @@ def weights_object(state, computed) -> dict:
         "version": JSON_VERSION,
         "sentence": state.text,
         "tokens": list(computed.tokens),
-        "head": {"index": state.head, "name": model.HEADS[state.head].name},
+        "model": {"id": state.model, "name": computed.model.name},
+        "layer": state.layer,
+        "head": {"index": state.head, "name": computed.heads[state.head].name},
         "temperature": float(trace.temperature),
         "dk_scale": float(trace.scale),
         "d_k": int(trace.d_head),
@@ -148,7 +151,7 @@ def _short_number(x: float) -> str:
     return f"{x:.3f}".rstrip("0").rstrip(".")
 
 
-def filename(state, kind: str) -> str:
+def filename(state, computed, kind: str) -> str:
     """A download name such as 'attention-head1-coreference-t1-dk8.csv'.
 
     Only [a-z0-9-.] characters (lower case, so 't1' is T = 1 and 'dk8' is the
@@ -158,7 +161,7 @@ def filename(state, kind: str) -> str:
     """
     if kind not in KINDS:
         raise ValueError(f"unknown export kind {kind!r}: choose one of {', '.join(KINDS)}")
-    parts = ["attention", f"head{state.head + 1}", _slug(model.HEADS[state.head].name),
+    parts = ["attention", f"head{state.head + 1}", _slug(computed.heads[state.head].name),
              f"t{_short_number(state.temperature)}", f"dk{_short_number(state.dk_scale)}"]
     if state.causal:
         parts.append("causal")
@@ -170,4 +173,4 @@ def export(state, computed, kind: str) -> dict:
     if kind not in KINDS:
         raise ValueError(f"unknown export kind {kind!r}: choose one of {', '.join(KINDS)}")
     text = weights_csv(state, computed) if kind == "csv" else weights_json(state, computed)
-    return {"filename": filename(state, kind), "mime": KINDS[kind], "text": text}
+    return {"filename": filename(state, computed, kind), "mime": KINDS[kind], "text": text}

@@ -11,7 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Callable
 
-from . import model, state as st
+from . import state as st
+from .fields import MODEL_INPUTS, PANEL_IDS
 from .views import (affinity, attention_matrix, controls, embedding, explain, ffn, layernorm,
                     multihead, routing, share, stepper, why)
 from .views.markup import esc
@@ -29,27 +30,27 @@ def _fields(*names: str) -> frozenset:
     return frozenset(names)
 
 
-MODEL_INPUTS = ("text", "temperature", "dk_scale", "causal", "activation")  # what changes the trace
-H = model.HEADS
+LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 
 PANELS: dict[str, Panel] = {
-    "token-chips": Panel(controls.render_token_chips, _fields("text", "query")),
-    "preset-info": Panel(lambda s, c: explain.preset_info(s, model.PRESETS), _fields("text")),
+    "token-chips": Panel(controls.render_token_chips, _fields("model", "text", "query")),
+    "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets), _fields("model", "text")),
     "stepper": Panel(stepper.render, _fields("stage")),
-    "embedding": Panel(embedding.render, _fields("text", "query")),
-    "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, H), _fields(*MODEL_INPUTS, "query", "head")),
-    "head-info": Panel(lambda s, c: explain.head_info(s, H), _fields("head")),
-    "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, H), _fields(*MODEL_INPUTS, "query", "head")),
-    "affinity": Panel(lambda s, c: affinity.render(s, c, H), _fields(*MODEL_INPUTS, "query", "head")),
-    "routing": Panel(lambda s, c: routing.render(s, c, H),
-                     _fields(*MODEL_INPUTS, "query", "head", "routing_all_heads")),
-    "head-multiples": Panel(lambda s, c: attention_matrix.render_small_multiples(s, c, H),
-                            _fields(*MODEL_INPUTS, "query", "head")),
-    "why-scale": Panel(why.render_scale_demo, _fields("demo_dk")),
-    "multihead": Panel(lambda s, c: multihead.render(s, c, H), _fields(*MODEL_INPUTS, "query")),
-    "layernorm": Panel(layernorm.render, _fields(*MODEL_INPUTS, "query")),
-    "ffn": Panel(ffn.render, _fields(*MODEL_INPUTS, "query")),
+    "embedding": Panel(embedding.render, _fields("model", "text", "query")),
+    "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head")),
+    "head-info": Panel(lambda s, c: explain.head_info(s, c.heads), _fields("model", "layer", "head")),
+    "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads), _fields(*LAYER, "query", "head")),
+    "affinity": Panel(lambda s, c: affinity.render(s, c, c.heads), _fields(*LAYER, "query", "head")),
+    "routing": Panel(lambda s, c: routing.render(s, c, c.heads),
+                     _fields(*LAYER, "query", "head", "routing_all_heads")),
+    "head-multiples": Panel(lambda s, c: attention_matrix.render_small_multiples(s, c, c.heads),
+                            _fields(*LAYER, "query", "head")),
+    "why-scale": Panel(why.render_scale_demo, _fields("model", "demo_dk")),
+    "multihead": Panel(lambda s, c: multihead.render(s, c, c.heads), _fields(*LAYER, "query")),
+    "layernorm": Panel(layernorm.render, _fields(*LAYER, "query")),
+    "ffn": Panel(ffn.render, _fields(*LAYER, "query")),
 }
+assert tuple(PANELS) == PANEL_IDS, "fields.PANEL_IDS must list page.PANELS, in order"
 
 
 # Panels a reader can link to, embed and export, with their titles.
@@ -135,8 +136,9 @@ def panels_to_redraw(old: st.State, new: st.State) -> set[str]:
 
 
 def control_values(state: st.State) -> dict:
+    presets = st.description(state.model).presets
     values = {**controls.control_values(state), **why.scale_demo_control_values(state)}
-    values["preset"] = next((p.id for p in model.PRESETS if p.text == state.text), "")
+    values["preset"] = next((p.id for p in presets if p.text == state.text), "")
     return values
 
 
@@ -153,12 +155,12 @@ def fill_template(template: str, *, worker_config: dict, state: st.State | None 
         marker = f"<!--panel:{pid}-->"
         assert marker in out, f"index.html has no {marker} for panel {pid!r}"
         out = out.replace(marker, markup)
-    out = out.replace("<!--controls-->", controls.render_controls(state, model.HEADS, model.PRESETS,
-                                                                  model.CONFIG.max_tokens))
-    out = out.replace("<!--scale-demo-controls-->", why.render_scale_demo_controls(state))
+    model = st.description(state.model)
+    out = out.replace("<!--controls-->", controls.render_controls(state, model, st.all_descriptions()))
+    out = out.replace("<!--scale-demo-controls-->", why.render_scale_demo_controls(state, model.d_k))
     for pid, title in EMBEDDABLE.items():
         out = out.replace(f"<!--share:{pid}-->", share.toolbar(pid, title, data=pid == "attention-matrix"))
-    out = out.replace("<!--designed-not-trained-->", esc(model.DESIGNED_NOT_TRAINED))
+    out = out.replace("<!--designed-not-trained-->", esc(model.about))
     out = out.replace("<!--worker-config-->", _config_json(worker_config))
     assert "<!--panel:" not in out, "index.html names a panel that page.PANELS does not have"
     assert "<!--share:" not in out, "index.html names a share toolbar for a panel that is not EMBEDDABLE"

@@ -31,24 +31,13 @@ import math
 import re
 from urllib.parse import quote_plus, unquote_to_bytes, urlencode
 
-from . import model, state as st, tokens
+from . import state as st, tokens
+from .fields import BY_KEY, BY_NAME, FIELDS
 
-# Key in the link for each State field, in the order they are written and applied (text before query:
-# the query is an index into the sentence).
-KEYS: dict[str, str] = {
-    "text": "s",
-    "query": "q",
-    "head": "h",
-    "temperature": "T",
-    "dk_scale": "dk",
-    "causal": "mask",
-    "activation": "act",
-    "stage": "stage",
-    "routing_all_heads": "all",
-    "demo_dk": "ddk",
-    "panel": "panel",
-}
-FIELDS = {key: name for name, key in KEYS.items()}  # link key -> State field
+# Key in the link for each State field, in the order they are written and applied (fields.FIELDS:
+# the model before what it decides, the sentence before the query, an index into it).
+KEYS: dict[str, str] = {f.name: f.key for f in FIELDS}
+FIELDS_BY_KEY = {key: f.name for key, f in BY_KEY.items()}  # link key -> State field
 
 # The longest fragment a reachable state can need: a sentence of tokens.MAX_CHARS code points, each
 # up to 4 UTF-8 bytes written as %XX (12 characters), plus the short numeric fields. Longer is not
@@ -56,29 +45,12 @@ FIELDS = {key: name for name, key in KEYS.items()}  # link key -> State field
 MAX_FRAGMENT_CHARS = 12 * tokens.MAX_CHARS + 1000
 
 # What the reader reads in a notice, per field: "Ignored the link's <label>: <reason>."
-LABELS = {
-    "text": "sentence",
-    "query": "query token",
-    "head": "head",
-    "temperature": "temperature",
-    "dk_scale": "√d_k scale",
-    "causal": "causal mask",
-    "activation": "activation",
-    "stage": "stage",
-    "routing_all_heads": "all-heads setting",
-    "demo_dk": "demo d_k",
-    "panel": "panel",
-}
-
-_EVENTS = {
-    "text": "set_text", "query": "set_query", "head": "set_head", "temperature": "set_temperature",
-    "dk_scale": "set_dk_scale", "causal": "set_causal", "activation": "set_activation",
-    "stage": "set_stage", "routing_all_heads": "set_routing_all", "demo_dk": "set_demo_dk",
-    "panel": "set_panel",
-}
-_FLOATS = {"temperature": st.TEMPERATURE_RANGE, "dk_scale": st.DK_SCALE_RANGE}
-_INTS = ("query", "head", "stage", "demo_dk")
-_BOOLS = ("causal", "routing_all_heads")
+LABELS = {f.name: f.label for f in FIELDS}
+_EVENTS = {f.name: f.event for f in FIELDS}
+_FLOATS = {f.name: f.limits for f in FIELDS if f.kind == "number"}
+_COUNTS = {f.name: f.limits for f in FIELDS if f.kind == "count"}
+_INTS = tuple(f.name for f in FIELDS if f.kind in ("index", "count"))
+_BOOLS = tuple(f.name for f in FIELDS if f.kind == "flag")
 
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _DIGITS = re.compile(r"[+-]?[0-9]+\Z")  # ASCII digits only (int() would also take "٣", " 3", "1_0")
@@ -90,7 +62,6 @@ _MAX_NUMBER_CHARS = 40
 
 assert set(KEYS) == {f.name for f in dataclasses.fields(st.State)}, \
     "every State field needs a permalink key (and nothing else has one)"
-assert set(KEYS) == set(LABELS) == set(_EVENTS), "KEYS, LABELS and _EVENTS must name the same fields"
 
 
 class _SentenceRejected(ValueError):
@@ -172,12 +143,6 @@ def _parse(name: str, value: str):
     return value
 
 
-def _index_range(name: str, state: st.State) -> int:
-    """How many choices an index field has (for the notice; apply_event does the checking)."""
-    return {"query": lambda: len(state.tokens), "head": lambda: model.CONFIG.n_heads,
-            "stage": lambda: len(st.STAGES)}[name]()
-
-
 def _apply(state: st.State, name: str, raw: str) -> st.State:
     """state with one field from the link applied; raises ValueError with the reason for the reader."""
     value = _parse(name, _unescape(raw))
@@ -187,17 +152,19 @@ def _apply(state: st.State, name: str, raw: str) -> st.State:
     except st.InputError as exc:
         if name == "text":
             raise _SentenceRejected(exc.message) from None  # the tokenizer's reason: it quotes no text
-        if name in ("query", "head", "stage"):
-            raise ValueError(f"{value} is out of range (0 to {_index_range(name, state) - 1})") from None
-        if name == "activation":
-            raise ValueError(f"{_quote(value)}not one of {', '.join(st.ACTIVATIONS)}") from None
-        if name == "panel":
+        field = BY_NAME[name]
+        if field.kind == "index":
+            raise ValueError(f"{value} is out of range (0 to {st.extent(field.of, state) - 1})") from None
+        if field.of == "panels":
             raise ValueError(f"{_quote(value)}not a panel of this page") from None
+        if field.kind == "choice":
+            allowed = [c for c in st.choices(field.of, state) if c]
+            raise ValueError(f"{_quote(value)}not one of {', '.join(allowed)}") from None
         raise ValueError("not accepted") from None
-    if name in _FLOATS or name == "demo_dk":
-        if getattr(new, name) != value:  # apply_event clamped it: a link means exactly what it says
-            lo, hi = _FLOATS.get(name, st.DEMO_DK_RANGE)
-            raise ValueError(f"{value:g} is outside {lo:g} to {hi:g}")
+    limits = _FLOATS.get(name) or _COUNTS.get(name)
+    if limits and getattr(new, name) != value:  # apply_event clamped it: a link means exactly what it says
+        lo, hi = limits
+        raise ValueError(f"{value:g} is outside {lo:g} to {hi:g}")
     return new
 
 
@@ -225,8 +192,8 @@ def decode(fragment: str | None) -> tuple[st.State, list[str]]:
             key = _unescape(key_raw)
         except ValueError:
             key = None
-        if key in FIELDS:
-            raw[FIELDS[key]] = value
+        if key in FIELDS_BY_KEY:
+            raw[FIELDS_BY_KEY[key]] = value
         else:
             unknown[key_raw] = None
 

@@ -1,10 +1,13 @@
-"""The explorer's UI state: one frozen dataclass, its transitions, its derived computation.
+"""The explorer's UI state: one frozen record derived from fields.py, its transitions, its model run.
 
 All shared UI state lives here (as in Transformer Explainer's store): the views
 read it, the worker applies events to it, build.py renders the default. An event
 is a plain dict from the page (`{"type": "set_temperature", "value": "1.5"}`);
 `apply_event` returns the next state, or raises `InputError` with a message for
 the reader, in which case the caller keeps the last good state and picture.
+
+This is the one place the state meets the models: `compute(state)` runs the
+state's model (memoised) and hands the views a `Computed` for the selected layer.
 """
 from __future__ import annotations
 
@@ -13,13 +16,16 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import core, model, tokens
+from . import core, models, tokens
+from .fields import ACTIVATIONS, BY_EVENT, BY_NAME, FIELDS, FROM_MODEL, MODEL_INPUTS, PANEL_IDS, STAGES
+from .models.base import ModelDescription, ModelRun
 
-TEMPERATURE_RANGE = (0.05, 5.0)  # the slider's range; T < 0.05 is indistinguishable from argmax here
-DK_SCALE_RANGE = (0.5, 32.0)     # √d_k slider: from "barely scaled" to 4x the true √d_k
-DEMO_DK_RANGE = (1, 512)          # the √d_k demo's d_k slider
-ACTIVATIONS = ("relu", "gelu", "swiglu")
-TRUE_DK_SCALE = math.sqrt(model.CONFIG.d_head)  # √d_k of the model (8.0 for d_k = 64)
+__all__ = ["ACTIVATIONS", "STAGES", "State", "Computed", "InputError", "apply_event", "compute",
+           "description", "TEMPERATURE_RANGE", "DK_SCALE_RANGE", "DEMO_DK_RANGE"]
+
+TEMPERATURE_RANGE = BY_NAME["temperature"].limits
+DK_SCALE_RANGE = BY_NAME["dk_scale"].limits
+DEMO_DK_RANGE = BY_NAME["demo_dk"].limits
 
 
 class InputError(ValueError):
@@ -31,46 +37,88 @@ class InputError(ValueError):
         self.field = field  # which control the message belongs next to
 
 
-@dataclass(frozen=True)
-class State:
-    text: str = model.DEFAULT_TEXT        # the sentence as typed
-    query: int = model.DEFAULT_QUERY      # 0-based index of the query token
-    head: int = 0                         # selected head index
-    temperature: float = 1.0              # T in softmax(QKᵀ / (√d_k·T))
-    dk_scale: float = TRUE_DK_SCALE       # the √d_k actually divided by
-    causal: bool = False                  # hide future keys (decoder-style)
-    activation: str = "gelu"              # the FFN nonlinearity
-    stage: int = 0                        # layer-flow stepper position (index into STAGES)
-    routing_all_heads: bool = False       # routing panel: all heads colour-coded, or the selected one
-    demo_dk: int = 64                     # "why divide by √d_k" demo: the d_k of its random vectors
-    panel: str = ""                       # the focused panel (page.PANELS id) for links, embeds, exports
-
-    @property
-    def tokens(self) -> tuple[str, ...]:
-        return tuple(tokens.tokenize(self.text))
+def description(model_id: str) -> ModelDescription:
+    return models.get(model_id).description
 
 
-@dataclass(frozen=True)
-class Computed:
-    """Everything the views draw for one state: the tokens, the embedding, the block's trace."""
-    tokens: tuple[str, ...]
-    embedding: "model.Embedding"   # token_embedding, positional, x: [n, d_model]
-    trace: "core.BlockTrace"       # every intermediate of the block
-    params: "core.BlockParams"     # the weights (views show W_O's shape, γ, β)
+def all_descriptions() -> tuple[ModelDescription, ...]:
+    """Every model's description, in the model picker's order (the default first)."""
+    return tuple(m.description for m in models.MODELS.values())
+
+
+def _model_defaults(model_id: str) -> dict:
+    """The fields whose default is the model's: its example sentence and query, its true √d_k."""
+    d = description(model_id)
+    return {"text": d.default_text, "query": d.default_query, "dk_scale": d.true_dk_scale}
+
+
+_PY_TYPES = {"text": str, "index": int, "choice": str, "number": float, "count": int, "flag": bool}
+_DEFAULTS = {f.name: f.default for f in FIELDS} | _model_defaults(BY_NAME["model"].default)
+assert FROM_MODEL not in _DEFAULTS.values(), "every model-dependent default must be filled in"
+
+
+def _tokens(self) -> tuple[str, ...]:
+    """The sentence as the state's model tokenizes it."""
+    return _tokenize(self.model, self.text)
+
+
+State = dataclasses.make_dataclass(
+    "State", [(f.name, _PY_TYPES[f.kind], dataclasses.field(default=_DEFAULTS[f.name])) for f in FIELDS],
+    frozen=True, namespace={"tokens": property(_tokens), "__module__": __name__,
+                            "__doc__": "The whole UI state; one field per fields.FIELDS entry."})
 
 
 @lru_cache(maxsize=64)
-def _forward(toks: tuple[str, ...], temperature: float, dk_scale: float, causal: bool,
-             activation: str) -> Computed:
-    embedding, trace = model.forward(list(toks), temperature=temperature, scale=dk_scale,
-                                     causal=causal, activation=activation)
-    return Computed(toks, embedding, trace, model.block_params())
+def _tokenize(model_id: str, text: str) -> tuple[str, ...]:
+    return models.get(model_id).tokenize(text)
 
 
-def compute(state: State) -> Computed:
-    """The model run for a state: the only place the state meets the model (memoised)."""
-    return _forward(state.tokens, state.temperature, state.dk_scale, state.causal, state.activation)
+@dataclass(frozen=True, eq=False)
+class Computed:
+    """What the views draw for one state: the model's description, its run, and the selected layer."""
+    model: ModelDescription
+    run: ModelRun
+    layer: int
 
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return self.run.tokens
+
+    @property
+    def embedding(self):
+        return self.run.embedding  # token, position, x: each [n, d_model]
+
+    @property
+    def trace(self) -> core.BlockTrace:
+        return self.run.layers[self.layer]  # every intermediate of the selected layer
+
+    @property
+    def params(self) -> core.BlockParams:
+        return self.run.params[self.layer]  # the selected layer's weights (views show W_O's shape, γ, β)
+
+    @property
+    def heads(self) -> tuple:
+        return self.model.heads[self.layer]  # HeadInfo of the selected layer's heads
+
+
+@lru_cache(maxsize=64)
+def _run(model_id: str, toks: tuple[str, ...], temperature: float, dk_scale: float, causal: bool,
+         activation: str) -> ModelRun:
+    return models.get(model_id).forward(toks, temperature=temperature, dk_scale=dk_scale, causal=causal,
+                                        activation=activation)
+
+
+assert set(MODEL_INPUTS) == {"model", "text", "temperature", "dk_scale", "causal", "activation"}, \
+    "a new model input must be passed to the model's forward pass in compute()"
+
+
+def compute(state) -> Computed:
+    """The model run for a state (memoised on the model inputs; choosing a layer recomputes nothing)."""
+    run = _run(state.model, state.tokens, state.temperature, state.dk_scale, state.causal, state.activation)
+    return Computed(description(state.model), run, state.layer)
+
+
+# --------------------------------------------------------------------------- reading event values
 
 def _number(value, name: str, lo: float, hi: float) -> float:
     try:
@@ -98,55 +146,84 @@ def _index(value, name: str, n: int) -> int:
     return i
 
 
-def apply_event(state: State, event: dict) -> State:
+def extent(of: str, state) -> int:
+    """How many choices an index field has in this state (tokens, heads, layers, stages)."""
+    d = description(state.model)
+    counts = {"tokens": lambda: len(state.tokens), "heads": lambda: len(d.heads[state.layer]),
+              "layers": lambda: d.n_layers, "stages": lambda: len(STAGES)}
+    return counts[of]()
+
+
+def choices(of: str, state) -> tuple[str, ...]:
+    """The values a choice field accepts in this state."""
+    return {"models": lambda: tuple(models.MODELS),
+            "activations": lambda: tuple(a for a in ACTIVATIONS if a in description(state.model).activations),
+            "panels": lambda: ("",) + PANEL_IDS}[of]()
+
+
+def _value(field, value, state):
+    """The event's value for field, checked; raises InputError for the reader."""
+    if field.kind == "text":
+        return str(value if value is not None else "")
+    if field.kind == "flag":
+        return _flag(value)
+    if field.kind == "number":
+        return _number(value, field.name, *field.limits)
+    if field.kind == "count":
+        return int(round(_number(value, field.name, *field.limits)))
+    if field.kind == "index":
+        return _index(value, field.name, extent(field.of, state))
+    allowed = choices(field.of, state)
+    if value not in allowed:
+        shown = ", ".join(a for a in allowed if a) if len(allowed) <= 8 else f"{len(allowed)} names"
+        raise InputError(f"{field.label} must be one of {shown}; got {str(value)[:40]!r}.", field=field.name)
+    return value
+
+
+# --------------------------------------------------------------------------- transitions
+
+def _with_text(state, text: str):
+    """state with a new sentence; the query keeps its position when it still exists, else the last token."""
+    try:
+        toks = _tokenize(state.model, text)
+    except tokens.TokenError as exc:
+        raise InputError(str(exc)) from None
+    return dataclasses.replace(state, text=text, query=min(state.query, len(toks) - 1))
+
+
+def _with_model(state, model_id: str):
+    """state on another model: its √d_k; layer, head and query kept where they still exist."""
+    d = description(model_id)
+    new = dataclasses.replace(state, model=model_id, dk_scale=d.true_dk_scale,
+                              layer=min(state.layer, d.n_layers - 1))
+    new = dataclasses.replace(new, head=min(state.head, len(d.heads[new.layer]) - 1),
+                              activation=state.activation if state.activation in d.activations
+                              else d.activations[0])
+    return _with_text(new, state.text)
+
+
+def apply_event(state, event: dict):
     """The next state after one page event. Raises InputError for unusable input."""
     kind = event.get("type")
     value = event.get("value")
-    if kind == "set_text":
-        text = str(value if value is not None else "")
-        try:
-            toks = tokens.tokenize(text)
-        except tokens.TokenError as exc:
-            raise InputError(str(exc)) from None
-        # keep the query on the same position when it still exists, else the last token
-        return dataclasses.replace(state, text=text, query=min(state.query, len(toks) - 1))
-    if kind == "set_query":
-        return dataclasses.replace(state, query=_index(event.get("index", value), "query", len(state.tokens)))
-    if kind == "set_head":
-        return dataclasses.replace(state, head=_index(value, "head", model.CONFIG.n_heads))
-    if kind == "set_temperature":
-        return dataclasses.replace(state, temperature=_number(value, "temperature", *TEMPERATURE_RANGE))
-    if kind == "set_dk_scale":
-        return dataclasses.replace(state, dk_scale=_number(value, "dk_scale", *DK_SCALE_RANGE))
-    if kind == "set_causal":
-        return dataclasses.replace(state, causal=_flag(value))
-    if kind == "set_activation":
-        if value not in ACTIVATIONS:
-            raise InputError(f"activation must be one of {', '.join(ACTIVATIONS)}.", field="activation")
-        return dataclasses.replace(state, activation=value)
-    if kind == "set_stage":
-        return dataclasses.replace(state, stage=_index(value, "stage", len(STAGES)))
-    if kind == "set_routing_all":
-        return dataclasses.replace(state, routing_all_heads=_flag(value))
-    if kind == "set_demo_dk":
-        lo, hi = DEMO_DK_RANGE
-        return dataclasses.replace(state, demo_dk=int(round(_number(value, "demo_dk", lo, hi))))
-    if kind == "set_panel":
-        from . import page  # page imports state; look the ids up lazily
-
-        if value not in page.PANELS and value != "":
-            raise InputError(f"Unknown panel {str(value)[:40]!r}.", field="panel")
-        return dataclasses.replace(state, panel=value)
     if kind == "preset":
-        preset = next((p for p in model.PRESETS if p.id == value), None)
+        preset = next((p for p in description(state.model).presets if p.id == value), None)
         if preset is None:
             raise InputError(f"Unknown preset {str(value)[:40]!r}.", field="preset")
         return dataclasses.replace(state, text=preset.text, query=preset.query)
     if kind == "reset":
         return State()
-    raise InputError(f"Unknown event type {str(kind)[:40]!r}.", field="event")
-
-
-# The layer-flow stepper's stages (issue 4 fills in their panels).
-STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output",
-          "Residual & LayerNorm", "Feed-forward")
+    field = BY_EVENT.get(kind)
+    if field is None:
+        raise InputError(f"Unknown event type {str(kind)[:40]!r}.", field="event")
+    if field.name == "query" and "index" in event:
+        value = event["index"]
+    value = _value(field, value, state)
+    if field.name == "text":
+        return _with_text(state, value)
+    if field.name == "model":
+        return _with_model(state, value) if value != state.model else state
+    if field.name == "layer":
+        heads = len(description(state.model).heads[value])
+        return dataclasses.replace(state, layer=value, head=min(state.head, heads - 1))
+    return dataclasses.replace(state, **{field.name: value})

@@ -1,4 +1,4 @@
-"""The input and controls: sentence field, presets, T, √d_k, head, mask, activation, reset.
+"""The input and controls: sentence field, presets, model, layer, head, T, √d_k, mask, activation, reset.
 
 The form itself is rendered once (at build time) and stays in the page, so the
 reader's caret and focus are never disturbed; the worker only sends new values
@@ -7,37 +7,47 @@ Every control carries data-event: the bridge forwards {type: data-event, value}.
 """
 from __future__ import annotations
 
-from ..state import ACTIVATIONS, DK_SCALE_RANGE, TEMPERATURE_RANGE, TRUE_DK_SCALE
+from ..fields import ACTIVATIONS, BY_NAME, FIELDS
 from .markup import attr, esc, num
 
 ACTIVATION_LABELS = {"relu": "ReLU", "gelu": "GELU", "swiglu": "SwiGLU"}
+OUTPUT_DIGITS = {"temperature": 2, "dk_scale": 1}  # number fields with an <output> beside the slider
+
+
+def _control_value(kind: str, value):
+    if kind == "flag":
+        return bool(value)
+    if kind == "number":
+        return f"{value:g}"
+    return str(value)
 
 
 def control_values(state) -> dict:
-    """Values for the form controls, by element id (plain data for the bridge)."""
-    return {
-        "tokens": state.text,
-        "temperature": f"{state.temperature:g}",
-        "dk-scale": f"{state.dk_scale:g}",
-        "head": str(state.head),
-        "causal": state.causal,
-        "activation": state.activation,
-        "routing-all": state.routing_all_heads,
-        "temperature-out": num(state.temperature, 2),
-        "dk-scale-out": num(state.dk_scale, 1),
-    }
+    """Values for the form controls, by element id (plain data for the bridge), from fields.FIELDS."""
+    values = {f.control: _control_value(f.kind, getattr(state, f.name)) for f in FIELDS if f.control}
+    for name, digits in OUTPUT_DIGITS.items():
+        values[BY_NAME[name].control + "-out"] = num(getattr(state, name), digits)
+    return values
 
 
-def render_controls(state, heads, presets, max_tokens: int) -> str:
-    lo_t, hi_t = TEMPERATURE_RANGE
-    lo_d, hi_d = DK_SCALE_RANGE
-    marker_pct = 100 * (TRUE_DK_SCALE - lo_d) / (hi_d - lo_d)
-    head_options = "".join(f"<option{attr(value=h, selected=h == state.head)}>{esc(info.name)}</option>"
-                           for h, info in enumerate(heads))
+def _options(pairs, selected) -> str:
+    return "".join(f"<option{attr(value=v, selected=v == selected)}>{esc(label)}</option>" for v, label in pairs)
+
+
+def render_controls(state, model, models) -> str:
+    """The form, drawn once; model: the state's ModelDescription, models: every model's, in order."""
+    lo_t, hi_t = BY_NAME["temperature"].limits
+    lo_d, hi_d = BY_NAME["dk_scale"].limits
+    true_dk_scale = model.true_dk_scale
+    marker_pct = 100 * (true_dk_scale - lo_d) / (hi_d - lo_d)
+    heads, presets, max_tokens = model.heads[state.layer], model.presets, model.max_tokens
+    head_options = _options(((h, info.name) for h, info in enumerate(heads)), state.head)
+    model_options = _options(((m.id, m.name) for m in models), state.model)
+    layer_options = _options(((i, f"Layer {i + 1}") for i in range(model.n_layers)), state.layer)
     preset_options = "".join(f"<option{attr(value=p.id, data_look_for=p.look_for)}>{esc(p.title)}</option>"
                              for p in presets)
-    act_options = "".join(f"<option{attr(value=a, selected=a == state.activation)}>{ACTIVATION_LABELS[a]}</option>"
-                          for a in ACTIVATIONS)
+    act_options = _options(((a, ACTIVATION_LABELS[a]) for a in ACTIVATIONS if a in model.activations),
+                           state.activation)
     return f"""
 <form class="controls" id="controls" autocomplete="off" onsubmit="return false">
   <div class="field field-wide">
@@ -53,22 +63,30 @@ def render_controls(state, heads, presets, max_tokens: int) -> str:
     </select>
   </div>
   <div class="field">
+    <label for="model">Model</label>
+    <select id="model" data-event="set_model">{model_options}</select>
+  </div>
+  <div class="field">
+    <label for="layer">Layer</label>
+    <select id="layer" data-event="set_layer">{layer_options}</select>
+  </div>
+  <div class="field">
     <label for="head">Head</label>
     <select id="head" data-event="set_head">{head_options}</select>
   </div>
   <div class="field">
     <label for="temperature">Temperature <var>T</var> = <output id="temperature-out" for="temperature">{num(state.temperature, 2)}</output></label>
-    <input id="temperature" type="range" data-event="set_temperature" min="{lo_t:g}" max="{hi_t:g}" step="0.05"
+    <input id="temperature" type="range" data-event="set_temperature" min="{lo_t:g}" max="{hi_t:g}" step="{BY_NAME['temperature'].step:g}"
            value="{state.temperature:g}">
   </div>
   <div class="field">
     <label for="dk-scale">Scale <math><msqrt><msub><mi>d</mi><mi>k</mi></msub></msqrt></math> = <output id="dk-scale-out" for="dk-scale">{num(state.dk_scale, 1)}</output></label>
     <div class="range-with-marker" style="--marker: {marker_pct:.2f}%">
-      <input id="dk-scale" type="range" data-event="set_dk_scale" min="{lo_d:g}" max="{hi_d:g}" step="0.5"
+      <input id="dk-scale" type="range" data-event="set_dk_scale" min="{lo_d:g}" max="{hi_d:g}" step="{BY_NAME['dk_scale'].step:g}"
              value="{state.dk_scale:g}" aria-describedby="dk-true">
       <span class="range-marker" aria-hidden="true"></span>
     </div>
-    <span id="dk-true" class="hint">true √d_k = {num(TRUE_DK_SCALE, 1)} (d_k = {round(TRUE_DK_SCALE ** 2)})</span>
+    <span id="dk-true" class="hint">true √d_k = {num(true_dk_scale, 1)} (d_k = {model.d_k})</span>
   </div>
   <div class="field">
     <label for="activation">FFN activation</label>

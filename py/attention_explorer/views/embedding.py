@@ -6,7 +6,7 @@ the model's lexicon); the sinusoidal positional encoding PE says *where* it
 is, as sin/cos waves whose frequency falls along the dimensions. In this model
 the two live in different dimensions, so the sum is really a side-by-side.
 
-Numbers come from computed.embedding (token_embedding, positional, x: each
+Numbers come from computed.embedding (token, position, x: each
 [n, d_model]); nothing is recomputed here. Signed values use a diverging
 blue (negative) / orange (positive) scale whose opacity is |value| / max, so
 zero is the card's own background in light and dark mode.
@@ -25,7 +25,6 @@ import zlib
 
 import numpy as np
 
-from .. import model
 from . import math as m
 from .colors import signed_strength
 from .markup import attr, data_num, esc, num
@@ -151,17 +150,17 @@ def _zero_runs(e, pe, x, start: int, stop: int):
     return spans
 
 
-def _feature_strip(e_i, tok: str, vmax: float) -> str:
-    # e(token_i) over the named feature dims 0..N_FEATURES−1
-    names = model.FEATURE_NAMES
+def _feature_strip(model, e_i, tok: str, vmax: float) -> str:
+    # e(token_i) over the named feature dims (the model's "features" region, from dim 0)
+    names = model.dim_names[:model.region("features").stop]
     tips = [f"e(“{tok}”) dim {d}: {name} = {num(e_i[d], 2)}" for d, name in enumerate(names)]
     return strip_svg([e_i[d] for d in range(len(names))], tips, label=f"Token embedding of {tok}: {len(names)} named features",
                      vmax=vmax, grid_row=0, cls="strip-features", meta={"data_strip": "token"})
 
 
 def _positional_heatmap(state, computed, vmax: float) -> str:
-    toks, pe = computed.tokens, computed.embedding.positional  # pe [n, d_model]
-    start, d_model = model.POSITION_START, pe.shape[1]
+    toks, pe = computed.tokens, computed.embedding.position  # pe [n, d_model]
+    start, d_model = computed.model.region("position").start, pe.shape[1]
     width, n, q = d_model - start, len(toks), state.query
     labels = "".join(
         f'<button type="button"{attr(class_="emb-row-label is-query" if i == q else "emb-row-label", data_event="set_query", data_token_index=i, aria_pressed="true" if i == q else "false", style=f"grid-row: {i + 1}", data_tip=f"position {i}: “{t}”. Click to make it the query and see its row below.")}>'
@@ -177,17 +176,18 @@ def _positional_heatmap(state, computed, vmax: float) -> str:
             f'<div class="emb-axis"><span>dim {start}: fastest wave</span><span>dim {d_model - 1}: slowest</span></div>')
 
 
-def _x_strip(e_i, pe_i, x_i, tok: str, q: int, vmax: float) -> str:
+def _x_strip(model, e_i, pe_i, x_i, tok: str, q: int, vmax: float) -> str:
     d_model = len(x_i)
     spans = _zero_runs(e_i, pe_i, x_i, 0, d_model)
-    names = model.DIM_NAMES
-    start, width = model.POSITION_START, d_model - model.POSITION_START
+    names = model.dim_names
+    start = model.region("position").start
+    width = d_model - start
     values, tips = [], []
     for a, b in spans:
         if b - a > 1:  # a run of zero dims: say what they are for
             values.append(0.0)
             tips.append(f"dims {a}–{b - 1}: 0 in x_{q}. Empty on entry: "
-                        f"{_purpose(a, b)}")
+                        f"{_purpose(model, a, b)}")
         elif a >= start:  # positional dims: say which wave
             c = a - start
             values.append(x_i[a])
@@ -200,30 +200,27 @@ def _x_strip(e_i, pe_i, x_i, tok: str, q: int, vmax: float) -> str:
                      grid_row=1, cls="strip-x", spans=spans, meta={"data_strip": "x"})
 
 
-def _purpose(a: int, b: int) -> str:
-    parts = []
-    if a < model.DETECTOR_START and b > model.SLOT_START:
-        parts.append(f"the heads write what they found into dims {model.SLOT_START}–{model.DETECTOR_START - 1}")
-    if a < model.POSITION_START and b > model.DETECTOR_START:
-        parts.append(f"the feed-forward detectors write into dims {model.DETECTOR_START}–{model.POSITION_START - 1}")
+def _purpose(model, a: int, b: int) -> str:
+    """What the dims a..b-1 (empty on entry) are for: the purposes of the regions they overlap."""
+    parts = [r.purpose for r in model.dim_regions
+             if r.kind in ("head-slots", "detectors") and a < r.stop and b > r.start]
     return "; ".join(parts) + "." if parts else "unused."
 
 
-def _block_labels(d_model: int) -> str:
+def _block_labels(model, d_model: int) -> str:
     # proportional labels under the x strip: the layout of the residual stream
-    f, s, p = model.N_FEATURES, model.SLOT_START, model.POSITION_START
+    f, p = model.region("features").stop, model.region("position").start
     blocks = [(0, f, "what", "features", "feat"), (f, p, "empty", "heads and FFN write here later", "empty"),
               (p, d_model, "where", "position", "pos")]
     cols = " ".join(f"{b - a}fr" for a, b, *_ in blocks)
     cells = "".join(f'<span class="emb-block emb-block-{k}"><strong>{esc(word)}</strong><span class="emb-block-more">: {esc(more)}</span> '
                     f'<span class="emb-block-dims">{a}–{b - 1}</span></span>'
                     for a, b, word, more, k in blocks)
-    assert s == f, "the head slots start right after the features"
     return f'<div class="emb-blocks" style="grid-template-columns: {cols}">{cells}</div>'
 
 
-def _sr_table(tok, q, e_i, pe_i, x_i) -> str:
-    rows = "".join(f"<tr><td>{d}</td><td>{esc(model.DIM_NAMES[d])}</td><td>{num(e_i[d], 3)}</td>"
+def _sr_table(model, tok, q, e_i, pe_i, x_i) -> str:
+    rows = "".join(f"<tr><td>{d}</td><td>{esc(model.dim_names[d])}</td><td>{num(e_i[d], 3)}</td>"
                    f"<td>{num(pe_i[d], 3)}</td><td>{num(x_i[d], 3)}</td></tr>"
                    for d in range(len(x_i)) if x_i[d] != 0 or e_i[d] != 0 or pe_i[d] != 0)
     # the wrapper, not the table, is .sr-only: a table ignores width: 1px and would widen the page
@@ -236,11 +233,13 @@ def render(state, computed) -> str:
     """The query token's embedding: feature strip, positional heatmap (its row outlined), and the sum x_i."""
     emb = computed.embedding
     q, tok = state.query, computed.tokens[state.query]
-    e_i, pe_i, x_i = emb.token_embedding[q], emb.positional[q], emb.x[q]  # each [d_model]
-    vmax = max(1.0, float(np.abs(emb.token_embedding).max()), float(np.abs(emb.positional).max()))  # shared colour scale
-    tags = model.describe_token(tok, q, list(computed.tokens))
+    e_i, pe_i, x_i = emb.token[q], emb.position[q], emb.x[q]  # each [d_model]
+    vmax = max(1.0, float(np.abs(emb.token).max()), float(np.abs(emb.position).max()))  # shared colour scale
+    model = computed.model
+    n_features, pos_start = model.region("features").stop, model.region("position").start
+    tags = computed.run.token_tags[q]
     chips = "".join(f'<li class="emb-tag">{esc(t)}</li>' for t in tags)
-    n_on = int(np.count_nonzero(e_i[:model.N_FEATURES]))
+    n_on = int(np.count_nonzero(e_i[:n_features]))
     return f"""<div class="emb" data-view="embedding" data-query="{q}">
 <p class="emb-lede">Before attention, token {q} <strong class="emb-token">{esc(tok)}</strong> becomes one vector
 <math><msub><mi>x</mi><mn>{q}</mn></msub></math> of {len(x_i)} numbers: <em>what</em> the word is plus <em>where</em> it stands.</p>
@@ -248,22 +247,22 @@ def render(state, computed) -> str:
 <div class="emb-parts">
 <section class="emb-part">
 <h4>What: token embedding <math><mi>e</mi><mo>(</mo><mtext>{esc(tok)}</mtext><mo>)</mo></math></h4>
-<p class="emb-note">{len(model.FEATURE_NAMES)} named yes/no features from the lexicon (dims 0–{model.N_FEATURES - 1}); {n_on} are on for this token. A trained model learns such directions instead.</p>
-{_feature_strip(e_i, tok, vmax)}
+<p class="emb-note">{n_features} named yes/no features from the lexicon (dims 0–{n_features - 1}); {n_on} are on for this token. A trained model learns such directions instead.</p>
+{_feature_strip(model, e_i, tok, vmax)}
 <ul class="emb-tags" aria-label="Features of {esc(tok)}">{chips}</ul>
 </section>
 <section class="emb-part">
 <h4>Where: positional encoding <math><mi>PE</mi><mo>(</mo><mi>pos</mi><mo>,</mo><mi>dim</mi><mo>)</mo></math></h4>
-<p class="emb-note">Every position gets a fingerprint of sin/cos waves (dims {model.POSITION_START}–{len(x_i) - 1}, d = {len(x_i) - model.POSITION_START}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
+<p class="emb-note">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
 {_positional_heatmap(state, computed, vmax)}
 </section>
 <section class="emb-part emb-part-wide">
 <h4>Sum: <math><msub><mi>x</mi><mn>{q}</mn></msub><mo>=</mo><mi>e</mi><mo>+</mo><mi>PE</mi></math>, what enters the attention block</h4>
-{_x_strip(e_i, pe_i, x_i, tok, q, vmax)}
-{_block_labels(len(x_i))}
+{_x_strip(model, e_i, pe_i, x_i, tok, q, vmax)}
+{_block_labels(model, len(x_i))}
 <p class="emb-note">Here the two parts sit in separate dimensions, so adding them places them side by side; in GPT-style models both fill all dimensions and really overlap.</p>
 </section>
 </div>
 {legend_html()}
-{_sr_table(tok, q, e_i, pe_i, x_i)}
+{_sr_table(model, tok, q, e_i, pe_i, x_i)}
 </div>"""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import core, model
+from .. import core
 from .controls import ACTIVATION_LABELS
 from .layernorm import diverging, heat_grid, scale_legend, symmetric_limit
 from .markup import attr, clip_label, data_num, esc, num
@@ -62,18 +62,14 @@ def unit_points(trace, i: int):  # -> (x [d_ff], y [d_ff]): each hidden unit's d
     return trace.ffn_pre[i], trace.ffn_act[i]
 
 
-def unit_names(d_ff: int) -> tuple[str, ...]:
-    """The model's name for each hidden unit ("pronoun found an animal", ...), "" where it has none."""
-    return model.UNIT_NAMES if len(model.UNIT_NAMES) == d_ff else ("",) * d_ff
-
-
-def _unit_tip(trace, i: int, u: int, gate_act: float) -> str:
+def _unit_tip(trace, names, i: int, u: int, gate_act: float) -> str:
     """Unit u's numbers (short: there are d_ff of these; the panel's formula says what z, g, u are).
 
+    names: the model's name for each hidden unit ("" where it has none);
     gate_act: SiLU(gate) for swiglu (the dot's height), unused otherwise.
     """
     act, pre = float(trace.ffn_act[i, u]), float(trace.ffn_pre[i, u])
-    name = unit_names(trace.d_ff)[u]
+    name = names[u]
     head = f"unit {u}" + (f": {name}" if name else "")
     if trace.activation == "swiglu":
         return (f"{head}\ngate g = {small_num(trace.ffn_gate[i, u])}, SiLU(g) = {small_num(gate_act)}\n"
@@ -158,7 +154,7 @@ def _diagram(trace, i: int) -> str:
 # the activation curve with every hidden unit as a dot
 # ---------------------------------------------------------------------------
 
-def _curve(trace, i: int) -> str:
+def _curve(trace, names, i: int) -> str:
     activation = trace.activation
     xs, ys = unit_points(trace, i)  # [d_ff] each
     lo = min(float(np.min(xs)), -3.0)
@@ -208,7 +204,7 @@ def _curve(trace, i: int) -> str:
         dots.append(f'<circle cx="{px(x_list[u]):.1f}" cy="{py(y_list[u]):.1f}" r="3" data-unit="{u}" '
                     f'data-pre="{data_num(pre[u])}"{gate} data-act="{data_num(act[u])}" '
                     f'data-grid-cell data-i="0" data-j="{rank}" tabindex="{0 if rank == last else -1}"'
-                    f'{attr(data_tip=_unit_tip(trace, i, u, y_list[u]))}/>')
+                    f'{attr(data_tip=_unit_tip(trace, names, i, u, y_list[u]))}/>')
     out.append(f'<g class="unit-dots" data-grid>{"".join(dots)}</g></svg>')
     return "".join(out)
 
@@ -232,20 +228,19 @@ def _count_sentence(activation: str, n_pos: int, n_neg: int, n_zero: int, dff: i
     return f"<strong>{n_pos}</strong> of {dff} {verb} (activation &gt; 0){esc(rest_text)}. {esc(tail)}"
 
 
-def _firing(trace, i: int) -> str:
+def _firing(trace, names, i: int) -> str:
     act = trace.ffn_act[i]  # [d_ff]
     dff = len(act)
     n_pos = int(np.count_nonzero(act > 0))
     n_neg = int(np.count_nonzero(act < 0))
     n_zero = dff - n_pos - n_neg
-    names = unit_names(dff)
     gate_act = unit_points(trace, i)[1]  # [d_ff] the SiLU(gate) dot heights (swiglu), else = act
     limit = symmetric_limit(act)
     top = [int(u) for u in np.argsort(-np.abs(act), kind="stable")[:TOP_K] if act[u] != 0]
     items = []
     for u in top:
         a = float(act[u])
-        items.append(f'<li{attr(tabindex=0, data_unit=u, data_act=data_num(a), data_tip=_unit_tip(trace, i, u, gate_act[u]))}>'
+        items.append(f'<li{attr(tabindex=0, data_unit=u, data_act=data_num(a), data_tip=_unit_tip(trace, names, i, u, gate_act[u]))}>'
                      f'<span class="unit-name">#{u}</span>'
                      f'<span class="unit-bar" style="width: {3.5 * abs(a) / limit:.2f}rem; background: {diverging(a / limit)}"></span>'
                      f'<span class="unit-value">{esc(small_num(a))}</span>'
@@ -301,7 +296,7 @@ def _formula(activation: str, d: int, dff: int) -> str:
 
 def render(state, computed) -> str:
     """The query token's feed-forward network: diagram, activation curve with unit dots, firing units."""
-    tr = computed.trace
+    tr, names = computed.trace, computed.model.unit_names  # names: one per hidden unit, "" if none
     i = state.query
     token = computed.tokens[i]
     d, dff = tr.d_model, tr.d_ff
@@ -326,5 +321,5 @@ def render(state, computed) -> str:
             f'<div class="ffn-figures">'
             f'<figure>{_diagram(tr, i)}<figcaption>{d} → {dff} → {d}: the boxes\' heights are to scale. '
             f'Hover or focus a box or a weight matrix.</figcaption></figure>'
-            f'<figure>{_curve(tr, i)}<figcaption>{esc(curve_caption)}</figcaption></figure></div>'
-            f'{_firing(tr, i)}</div>')
+            f'<figure>{_curve(tr, names, i)}<figcaption>{esc(curve_caption)}</figcaption></figure></div>'
+            f'{_firing(tr, names, i)}</div>')

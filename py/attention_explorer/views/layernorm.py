@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import model
 from .colors import SIGN_NEG_RGB, SIGN_POS_RGB
 from .markup import attr, clip_label, data_num, esc, num
 from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
@@ -175,20 +174,6 @@ def _signed(x: float, digits: int = 3) -> str:
     return f"({s})" if s.startswith("−") else s
 
 
-def dim_names(d: int) -> tuple[str, ...]:
-    """The model's name for each residual dimension ("noun", "position sin 3", ...), or none."""
-    return model.DIM_NAMES if len(model.DIM_NAMES) == d else ("",) * d
-
-
-def dim_regions(d: int) -> list[tuple[int, int, str]]:
-    """[(start, stop, what)] spans of the residual stream, from the model's layout, for the axis."""
-    if len(model.DIM_NAMES) != d:
-        return [(0, d, "dimension")]
-    bounds = (0, model.SLOT_START, model.DETECTOR_START, model.POSITION_START, d)
-    names = ("features", "head slots", "FFN", "position code")
-    return [(a, b, name) for a, b, name in zip(bounds, bounds[1:], names) if b > a]
-
-
 def _formula(mu: float, sigma: float, n: str) -> str:
     """LayerNorm(r) = γ ⊙ (r − μ)/σ + β  = γ ⊙ (r − 0.27)/0.47 + β, live (n: the block's subscript).
 
@@ -208,10 +193,12 @@ def _formula(mu: float, sigma: float, n: str) -> str:
             f'</div>')
 
 
-def _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity) -> list[str]:
-    """Per-dimension derivations, every number read from the trace (or the parameters)."""
+def _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, labels) -> list[str]:
+    """Per-dimension derivations, every number read from the trace (or the parameters).
+
+    labels: the model's name for each dimension ("noun", "position sin 3"; "" when it has none).
+    """
     a, b, r = names
-    labels = dim_names(len(total))
     tips = []
     for j in range(len(total)):
         what = f" · {labels[j]}" if labels[j] else ""
@@ -223,9 +210,8 @@ def _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity)
     return tips
 
 
-def _table(caption: str, headers, columns) -> str:
+def _table(caption: str, headers, columns, labels) -> str:
     """The numbers behind a chart, for screen readers (visually hidden); printed to 3 decimals."""
-    labels = dim_names(len(columns[0]))
     head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
     body = "".join(
         f'<tr><th>{j} {esc(labels[j])}</th>{"".join(f"<td>{num(c[j], 3)}</td>" for c in columns)}</tr>'
@@ -245,20 +231,21 @@ def _stats(mu: float, sigma: float, d: int, r_name: str, n: str, eps: float) -> 
             f'<span{attr(class_="stat stat-sigma", tabindex=0, data_tip=sigma_tip, data_sigma=data_num(sigma))}>σ{k} = {esc(num(sigma, 3))}</span></p>')
 
 
-def _axis(d: int) -> str:
-    """Under the bars: what each stretch of dimensions holds in the model, and the dimension numbers."""
-    spans = "".join(f'<span{attr(class_="dim-region", style=f"flex: {b - a} 1 0", title=f"dims {a}–{b - 1}: {what}")}>'
-                    f'{esc(what)}</span>' for a, b, what in dim_regions(d))
+def _axis(d: int, regions) -> str:
+    """Under the bars: what each stretch of dimensions holds in the model (its DimRegions), and the dimension numbers."""
+    spans = "".join(f'<span{attr(class_="dim-region", style=f"flex: {r.stop - r.start} 1 0", title=f"dims {r.start}–{r.stop - 1}: {r.label}")}>'
+                    f'{esc(r.label)}</span>' for r in regions)
     return (f'<div class="vec-axis" aria-hidden="true"><div class="dim-regions">{spans}</div>'
             f'<div class="dim-ends"><span>dim 0</span><span>dim {d - 1}</span></div></div>')
 
 
 def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: float, sigma: float,
-           out, gamma, beta, out_name: str, eps: float) -> str:
+           out, gamma, beta, out_name: str, eps: float, model) -> str:
     """One residual + LayerNorm: the two summands, their sum with μ/σ lines, and the normalised output.
 
     summands: ((values [d], name, note), (values [d], name, note)); total [d] is their sum
-    (from the trace), out [d] the LayerNorm output, n the block's number ("1" or "2").
+    (from the trace), out [d] the LayerNorm output, n the block's number ("1" or "2");
+    model: the ModelDescription (names and regions of the dimensions).
     """
     (first, a, a_note), (second, b, b_note) = summands
     # plain Python floats: formatting 2 x 1,500 numbers is several times faster than from np.float64
@@ -287,8 +274,9 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
                            key=f"{key}-out")]
         note = ('<p class="muted ln-note">The normalised vector before γ and β is not drawn: the trace records '
                 'only the LayerNorm output.</p>')
-    tips = _ln_tips(first, second, total, out, mu, sigma, gamma, beta, (a, b, r_name), identity)
-    table = _table(f"{title}: the {d} dimensions", [a, b, r_name, out_name], [first, second, total, out])
+    tips = _ln_tips(first, second, total, out, mu, sigma, gamma, beta, (a, b, r_name), identity, model.dim_names)
+    table = _table(f"{title}: the {d} dimensions", [a, b, r_name, out_name], [first, second, total, out],
+                   model.dim_names)
     return (f'<section{attr(class_="ln-block", data_block=key, data_mu=data_num(mu), data_sigma=data_num(sigma), data_d=d)}>'
             f'<h4 class="ln-title">{esc(title)}</h4><p class="ln-intro">{intro}</p>'
             f'{_formula(mu, sigma, n)}'
@@ -297,7 +285,7 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
             f'{_stats(mu, sigma, d, r_name, n, eps)}'
             f'<div class="vec-stack">{"".join(charts)}'
             f'{dimension_hits(tips, label=f"{d} dimensions of {r_name}: arrow keys step through them")}</div>'
-            f'{_axis(d)}{note}{table}</section>')
+            f'{_axis(d, model.dim_regions)}{note}{table}</section>')
 
 
 def render(state, computed) -> str:
@@ -314,13 +302,13 @@ def render(state, computed) -> str:
                "LayerNorm then re-centres the sum on 0 and rescales it to unit spread."),
         summands=((tr.x[i], "x", "token + position embedding"), (tr.attn_out[i], "MHA(x)", "attention output")),
         total=tr.resid1[i], mu=float(tr.ln1_mean[i]), sigma=float(tr.ln1_std[i]), out=tr.ln1[i],
-        gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h", eps=tr.eps)
+        gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h", eps=tr.eps, model=computed.model)
     second = _block(
         key="ln2", n="2", title="After the feed-forward network: out = LayerNorm(h + FFN(h))",
         intro="The same again around the feed-forward network: its output is added to h and the sum is normalised.",
         summands=((tr.ln1[i], "h", "from above"), (tr.ffn_out[i], "FFN(h)", "feed-forward output")),
         total=tr.resid2[i], mu=float(tr.ln2_mean[i]), sigma=float(tr.ln2_std[i]), out=tr.out[i],
-        gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out", eps=tr.eps)
+        gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out", eps=tr.eps, model=computed.model)
     legend = scale_legend("−", "+", what="bar height and colour: negative (orange), 0, positive (blue); each row's "
                                            "scale is printed next to its name. Hover or focus the bars (arrow keys "
                                            "move) for each dimension's numbers.")

@@ -7,7 +7,7 @@ bring the stage's section into view (see STAGE_SECTIONS).
 """
 from __future__ import annotations
 
-from ..state import STAGES
+from ..fields import STAGES
 from . import math as m
 from .markup import attr, esc
 

@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from .. import demos, model
-from ..state import DEMO_DK_RANGE
+from .. import demos
+from ..fields import BY_NAME
 from . import math as m
 from .embedding import legend_html, strip_svg
 from .markup import attr, data_num, esc, num, pct
@@ -66,7 +66,7 @@ def render_qkv_lookup(state, computed, heads) -> str:
     rows = []
     for j, tok in enumerate(toks):
         w = float(weights[j])
-        tags = ", ".join(model.describe_token(tok, j, list(toks)))
+        tags = ", ".join(computed.run.token_tags[j])
         if not allowed[j]:
             rows.append(
                 f'<tr{attr(class_="qkv-row is-masked", data_j=j, data_masked="true", data_weight=data_num(w))}>'
@@ -147,15 +147,15 @@ def scale_demo_control_values(state) -> dict:
     return {"demo-dk": str(state.demo_dk), "demo-dk-out": str(state.demo_dk)}
 
 
-def render_scale_demo_controls(state) -> str:
+def render_scale_demo_controls(state, d_k: int) -> str:
     """The demo's d_k slider: static markup placed outside the re-rendered panel."""
-    lo, hi = DEMO_DK_RANGE
+    lo, hi = BY_NAME["demo_dk"].limits
     return (f'<div class="field demo-dk-field">'
             f'<label for="demo-dk">Dimension of the random vectors <var>d<sub>k</sub></var> = '
             f'<output id="demo-dk-out" for="demo-dk">{state.demo_dk}</output></label>'
             f'<input{attr(id="demo-dk", type="range", data_event="set_demo_dk", min=lo, max=hi, step=1, value=state.demo_dk, aria_describedby="demo-dk-hint")}>'
             f'<span id="demo-dk-hint" class="hint">Drag to change d<sub>k</sub> from {lo} to {hi}; '
-            f'the model itself uses d<sub>k</sub> = {model.CONFIG.d_head}.</span></div>')
+            f'the model itself uses d<sub>k</sub> = {d_k}.</span></div>')
 
 
 # --- chart geometry (viewBox units; the SVGs scale to the container) ---

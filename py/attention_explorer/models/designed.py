@@ -59,7 +59,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import core, lexicon, tokens as tokens_mod
+from .. import core, tokens as tokens_mod
+from . import lexicon
+from .base import DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun, Preset
 
 DESIGNED_NOT_TRAINED = (
     "The weights of this model were designed by hand, not learned from data. Each of its four "
@@ -112,13 +114,6 @@ DETECTOR_START = SLOT_START + CONFIG.n_heads * len(COPIED)
 POSITION_START = CONFIG.d_model // 2  # the positional encoding fills the second half
 assert DETECTOR_START < POSITION_START, "features and head slots must fit in the first half"
 assert N_FEATURES <= CONFIG.d_head, "V copies all features into one head's columns"
-
-
-@dataclass(frozen=True)
-class HeadInfo:
-    name: str
-    short: str
-    explanation: str
 
 
 HEADS: tuple[HeadInfo, ...] = (
@@ -218,13 +213,6 @@ def describe_token(token: str, index: int, tokens: list[str]) -> list[str]:
     return tags
 
 
-@dataclass(frozen=True, eq=False)
-class Embedding:
-    token_embedding: np.ndarray  # [n, d_model]: features in dims 0..41, zeros elsewhere
-    positional: np.ndarray  # [n, d_model]: sinusoidal code in dims 128..255, zeros elsewhere
-    x: np.ndarray  # [n, d_model] = token_embedding + positional (disjoint dims, so a concatenation)
-
-
 def _check_tokens(tokens) -> list[str]:
     toks = list(tokens)
     if not toks:
@@ -236,7 +224,9 @@ def _check_tokens(tokens) -> list[str]:
     return toks
 
 
-def embed(tokens: list[str]) -> Embedding:
+def embed(tokens: list[str]) -> EmbeddingTrace:
+    """token: the named features in dims 0..41; position: the sinusoidal code in dims 128..255;
+    x = token + position (disjoint dims, so really a concatenation). Each [n, d_model]."""
     toks = _check_tokens(tokens)
     n, d = len(toks), CONFIG.d_model
     tok_emb = np.zeros((n, d))
@@ -244,10 +234,7 @@ def embed(tokens: list[str]) -> Embedding:
         tok_emb[i, :N_FEATURES] = list(token_features(t, i, toks).values())
     pos = np.zeros((n, d))
     pos[:, POSITION_START:] = core.sinusoidal_positional_encoding(n, d - POSITION_START)  # [n, 128]
-    emb = Embedding(tok_emb, pos, tok_emb + pos)
-    for arr in (emb.token_embedding, emb.positional, emb.x):
-        arr.setflags(write=False)
-    return emb
+    return EmbeddingTrace(token=tok_emb, position=pos, x=tok_emb + pos)
 
 
 # ---------------------------------------------------------------------------
@@ -445,7 +432,7 @@ def block_params() -> core.BlockParams:
 
 
 def forward(tokens: list[str], *, temperature: float = 1.0, scale: float | None = None,
-            causal: bool = False, activation: str = "gelu") -> tuple[Embedding, core.BlockTrace]:
+            causal: bool = False, activation: str = "gelu") -> tuple[EmbeddingTrace, core.BlockTrace]:
     """Embed the tokens and run the block; scale None means √d_head = 8."""
     emb = embed(tokens)
     n = emb.x.shape[0]
@@ -462,15 +449,6 @@ assert len(DIM_NAMES) == CONFIG.d_model, "one name per residual dim"
 # ---------------------------------------------------------------------------
 # presets
 # ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Preset:
-    id: str
-    title: str
-    text: str
-    look_for: str
-    query: int  # index of the token most worth clicking
-
-
 def _preset(id: str, title: str, text: str, look_for: str, query_word: str, nth: int = 0) -> Preset:
     toks = tokens_mod.tokenize(text)
     hits = [i for i, t in enumerate(toks) if t == query_word]
@@ -548,3 +526,57 @@ PRESETS: tuple[Preset, ...] = (
 DEFAULT_TEXT = PRESETS[0].text
 DEFAULT_QUERY = PRESETS[0].query
 assert len({p.id for p in PRESETS}) == len(PRESETS), "preset ids must be unique"
+
+
+# ---------------------------------------------------------------------------
+# the model interface (models/base.py)
+# ---------------------------------------------------------------------------
+DIM_REGIONS = (
+    DimRegion(0, N_FEATURES, "features", "features", f"named features of the token (dims 0–{N_FEATURES - 1})"),
+    DimRegion(SLOT_START, DETECTOR_START, "head-slots", "head slots",
+              f"the heads write what they found into dims {SLOT_START}–{DETECTOR_START - 1}"),
+    DimRegion(DETECTOR_START, POSITION_START, "detectors", "FFN",
+              f"the feed-forward detectors write into dims {DETECTOR_START}–{POSITION_START - 1}"),
+    DimRegion(POSITION_START, CONFIG.d_model, "position", "position code",
+              f"the sinusoidal position code (dims {POSITION_START}–{CONFIG.d_model - 1})"),
+)
+
+DESCRIPTION = ModelDescription(
+    id="designed",
+    name=f"Designed model (1 layer × {CONFIG.n_heads} heads)",
+    about=DESIGNED_NOT_TRAINED,
+    n_layers=1,
+    heads=(HEADS,),
+    d_model=CONFIG.d_model,
+    d_k=CONFIG.d_head,
+    d_ff=CONFIG.d_ff,
+    activations=core.ACTIVATIONS,  # every weight is designed, so each nonlinearity is meaningful
+    max_tokens=CONFIG.max_tokens,
+    dim_names=DIM_NAMES,
+    dim_regions=DIM_REGIONS,
+    unit_names=UNIT_NAMES,
+    presets=PRESETS,
+    default_text=DEFAULT_TEXT,
+    default_query=DEFAULT_QUERY,
+)
+
+
+class DesignedModel:
+    """The hand-designed one-layer model behind the explorer's interface."""
+
+    description = DESCRIPTION
+
+    def tokenize(self, text: str) -> tuple[str, ...]:
+        return tuple(tokens_mod.tokenize(text))
+
+    def forward(self, tokens, *, temperature: float, dk_scale: float, causal: bool,
+                activation: str) -> ModelRun:
+        toks = list(tokens)
+        emb, trace = forward(toks, temperature=temperature, scale=dk_scale, causal=causal,
+                             activation=activation)
+        tags = tuple(tuple(describe_token(t, i, toks)) for i, t in enumerate(toks))
+        return ModelRun(tokens=tuple(toks), token_tags=tags, special=(), embedding=emb,
+                        layers=(trace,), params=(block_params(),))
+
+
+MODEL = DesignedModel()

@@ -1,6 +1,6 @@
 """A small English lexicon and tagger: the "knowledge" behind the illustrative model.
 
-The illustrative model (model.py) gives every token a vector of named, 0/1
+The designed model (designed.py) gives every token a vector of named, 0/1
 features: part of speech, singular/plural, human/animal/thing, grammatical
 role... A trained model learns such features in its earlier layers; ours is a
 single block, so it gets them from this module instead, in three steps:

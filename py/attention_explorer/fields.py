@@ -1,0 +1,90 @@
+"""Every field of the UI state, declared once.
+
+The state (`state.State`), its transitions (`state.apply_event`), the permalink
+codec (`permalink`), the form's control values (`views.controls`) and the page's
+redraw rules (`page`) are all derived from `FIELDS`. A new slider is one entry
+here, its control in the form, and whatever reads it (a view, or the model's
+forward pass when `model_input` is set).
+
+Kinds, and how a value of each is read from an event or a link:
+
+    text    any string (the model's tokenizer decides whether it is usable)
+    index   a whole number 0 <= i < count, where `of` names what it indexes
+            (tokens, heads, layers, stages: counted by state.py, which knows the model)
+    choice  one of a set of strings; `of` names the set (models, activations, panels)
+    number  a float clamped to `limits` (lo, hi); a link must give it exactly
+    count   an int clamped to `limits` (lo, hi)
+    flag    a checkbox: true/false, "1"/"0", "on"
+
+Imports nothing from the package: everything else imports this.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The layer-flow stepper's stages, in order (views.stepper draws them).
+STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output",
+          "Residual & LayerNorm", "Feed-forward")
+
+# The page's panels (page.PANELS says which view draws each); a link's "panel" must name one.
+PANEL_IDS = ("token-chips", "preset-info", "stepper", "embedding", "why-qkv", "head-info",
+             "attention-matrix", "affinity", "routing", "head-multiples", "why-scale", "multihead",
+             "layernorm", "ffn")
+
+ACTIVATIONS = ("relu", "gelu", "swiglu")  # the FFN nonlinearities core.transformer_block knows
+
+FROM_MODEL = None  # a default that depends on the model (its example sentence, its √d_k)
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str                 # the State attribute
+    kind: str                 # text | index | choice | number | count | flag (see the module doc)
+    default: object           # State()'s value; FROM_MODEL: the default model's
+    key: str                  # its key in a permalink ("s=...&q=2")
+    label: str                # how a notice names it ("Ignored the link's <label>: ...")
+    event: str                # the page event that sets it ({"type": event, "value": ...})
+    of: str = ""              # index/choice: what it ranges over
+    limits: tuple = ()        # number/count: (lo, hi)
+    step: float = 1           # number/count: the slider's step
+    control: str = ""         # the id of the form control that shows it ("" when none)
+    model_input: bool = False  # the model's forward pass reads it: changing it changes the trace
+
+    def __post_init__(self):
+        assert self.kind in ("text", "index", "choice", "number", "count", "flag"), \
+            f"{self.name}: unknown kind {self.kind!r}"
+        assert (self.kind in ("index", "choice")) == bool(self.of), f"{self.name}: 'of' is for index/choice"
+        assert (self.kind in ("number", "count")) == (len(self.limits) == 2), \
+            f"{self.name}: number/count fields need (lo, hi) limits"
+
+
+# In the order a link is written and applied: model before everything it decides (the sentence's
+# tokens, the head and layer counts, √d_k), the sentence before the query (an index into it).
+FIELDS: tuple[Field, ...] = (
+    Field("model", "choice", "designed", "m", "model", "set_model", of="models", control="model",
+          model_input=True),
+    Field("text", "text", FROM_MODEL, "s", "sentence", "set_text", control="tokens", model_input=True),
+    Field("query", "index", FROM_MODEL, "q", "query token", "set_query", of="tokens"),
+    Field("layer", "index", 0, "l", "layer", "set_layer", of="layers", control="layer"),
+    Field("head", "index", 0, "h", "head", "set_head", of="heads", control="head"),
+    # T < 0.05 is indistinguishable from argmax here; T > 5 from uniform
+    Field("temperature", "number", 1.0, "T", "temperature", "set_temperature", limits=(0.05, 5.0),
+          step=0.05, control="temperature", model_input=True),
+    # from "barely scaled" to 4x the designed model's true √d_k = 8
+    Field("dk_scale", "number", FROM_MODEL, "dk", "√d_k scale", "set_dk_scale", limits=(0.5, 32.0),
+          step=0.5, control="dk-scale", model_input=True),
+    Field("causal", "flag", False, "mask", "causal mask", "set_causal", control="causal", model_input=True),
+    Field("activation", "choice", "gelu", "act", "activation", "set_activation", of="activations",
+          control="activation", model_input=True),
+    Field("stage", "index", 0, "stage", "stage", "set_stage", of="stages"),
+    Field("routing_all_heads", "flag", False, "all", "all-heads setting", "set_routing_all",
+          control="routing-all"),
+    Field("demo_dk", "count", 64, "ddk", "demo d_k", "set_demo_dk", limits=(1, 512), control="demo-dk"),
+    Field("panel", "choice", "", "panel", "panel", "set_panel", of="panels"),
+)
+
+BY_NAME = {f.name: f for f in FIELDS}
+BY_EVENT = {f.event: f for f in FIELDS}
+BY_KEY = {f.key: f for f in FIELDS}
+MODEL_INPUTS = tuple(f.name for f in FIELDS if f.model_input)  # what changes the model's run
+assert len(BY_NAME) == len(BY_EVENT) == len(BY_KEY) == len(FIELDS), "names, events and keys must be unique"

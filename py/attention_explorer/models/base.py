@@ -1,0 +1,118 @@
+"""The one small interface every model of the explorer implements.
+
+A model is an object with
+
+    description: ModelDescription          what the views may know about it (names, sizes, layout)
+    tokenize(text) -> tuple[str, ...]      the tokens as the model sees them (specials included);
+                                           raises tokens.TokenError with a message for the reader
+    forward(tokens, *, temperature, dk_scale, causal, activation) -> ModelRun
+                                           every intermediate of every layer, read-only
+
+Views draw from (state, description, run) and never import a model module, so
+a second model needs no view to know it exists. Only plain records live here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Protocol
+
+import numpy as np
+
+from .. import core
+
+
+@dataclass(frozen=True)
+class HeadInfo:
+    name: str         # "Coreference"; shown in the head picker
+    short: str        # "coref"; prefixes residual dims the head writes
+    explanation: str  # a paragraph: what the head does and why
+
+
+@dataclass(frozen=True)
+class Preset:
+    id: str
+    title: str
+    text: str
+    look_for: str  # what to look for, shown under the input
+    query: int     # index of the token most worth clicking
+
+
+@dataclass(frozen=True)
+class DimRegion:
+    """A span of the residual stream with one purpose (the designed model lays its dims out by hand)."""
+    start: int
+    stop: int
+    kind: str     # "features" | "head-slots" | "detectors" | "position" | "learned"
+    label: str    # short, for axes: "features", "head slots", "FFN", "position code"
+    purpose: str  # for tooltips on empty dims: "the heads write what they found into dims 42–105"
+
+
+@dataclass(frozen=True)
+class ModelDescription:
+    id: str                        # the #model value and the permalink's m=
+    name: str                      # "Designed model (1 layer × 4 heads)"
+    about: str                     # an honest paragraph: how the weights came to be
+    n_layers: int
+    heads: tuple                   # tuple per layer of tuple[HeadInfo, ...]
+    d_model: int
+    d_k: int                       # per-head dimension; √d_k is the softmax's default scale
+    d_ff: int                      # FFN width
+    activations: tuple[str, ...]   # the FFN nonlinearities this model can run
+    max_tokens: int                # the longest input its tokenizer accepts
+    dim_names: tuple[str, ...]     # a name per residual dim ("" when it has none)
+    dim_regions: tuple[DimRegion, ...]  # the layout of the residual stream, in order
+    unit_names: tuple[str, ...]    # a name per FFN unit ("" when it has none)
+    presets: tuple[Preset, ...]
+    default_text: str
+    default_query: int
+
+    def __post_init__(self):
+        assert len(self.heads) == self.n_layers, "one tuple of heads per layer"
+        assert len(self.dim_names) == self.d_model, "one name per residual dim"
+        assert len(self.unit_names) == self.d_ff, "one name per FFN unit"
+        spans = [(r.start, r.stop) for r in self.dim_regions]
+        assert spans and spans[0][0] == 0 and spans[-1][1] == self.d_model and all(
+            a[1] == b[0] for a, b in zip(spans, spans[1:])), "regions must tile the residual stream in order"
+
+    @property
+    def true_dk_scale(self) -> float:
+        return float(np.sqrt(self.d_k))
+
+    def region(self, kind: str) -> Optional[DimRegion]:
+        """The first region of that kind, or None."""
+        return next((r for r in self.dim_regions if r.kind == kind), None)
+
+
+@dataclass(frozen=True, eq=False)
+class EmbeddingTrace:
+    token: np.ndarray     # [n, d_model] what each token is
+    position: np.ndarray  # [n, d_model] where it stands
+    x: np.ndarray         # [n, d_model] what enters the first layer
+
+    def __post_init__(self):
+        for name in ("token", "position", "x"):
+            getattr(self, name).setflags(write=False)
+
+
+@dataclass(frozen=True, eq=False)
+class ModelRun:
+    """One forward pass: what every view draws for one sentence and one setting of the knobs."""
+    tokens: tuple[str, ...]                    # as the model sees them, specials included
+    token_tags: tuple[tuple[str, ...], ...]    # short descriptions per token ("noun", "subject"); () if none
+    special: tuple[int, ...]                   # indices of special tokens ([CLS], [SEP]); () if none
+    embedding: EmbeddingTrace
+    layers: tuple[core.BlockTrace, ...]        # one per layer, in order
+    params: tuple[core.BlockParams, ...]       # the weights of each layer
+
+    def __post_init__(self):
+        assert len(self.layers) == len(self.params) >= 1, "one trace and one set of weights per layer"
+        assert len(self.token_tags) == len(self.tokens), "one tuple of tags per token"
+
+
+class Model(Protocol):
+    description: ModelDescription
+
+    def tokenize(self, text: str) -> tuple[str, ...]: ...
+
+    def forward(self, tokens: tuple[str, ...], *, temperature: float, dk_scale: float, causal: bool,
+                activation: str) -> ModelRun: ...
