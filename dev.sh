@@ -7,7 +7,8 @@
 #
 # Set-up (idempotent, quick when already done): a virtualenv in .venv with the
 # project and its test extra; for tests and benchmarks, Debian's Chromium
-# (apt-get, when /usr/bin/chromium is missing). The pinned browser runtime is
+# (apt-get, when /usr/bin/chromium is missing); for benchmarks, Lighthouse from npm
+# (npm ci into bench/lighthouse/node_modules). The pinned browser runtime is
 # fetched and verified by build.py into .cache/runtime on first build.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -39,6 +40,21 @@ setup_chromium() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 }
 
+setup_lighthouse() {
+  # Lighthouse for bench/bench_lighthouse.py, pinned (with every package's sha512) in
+  # bench/lighthouse/package-lock.json; installed only when missing or the lock changed
+  local dir=bench/lighthouse
+  local stamp="$dir/node_modules/.installed-$(sha256sum "$dir/package-lock.json" | cut -c1-16)"
+  if [ -f "$stamp" ]; then return; fi
+  if ! command -v npm >/dev/null; then
+    echo "npm is missing: Lighthouse 12 needs Node.js >= 18.16 and npm (apt-get install -y nodejs npm)" >&2
+    exit 1
+  fi
+  timeout 600 npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error ||
+    { echo "npm ci --prefix $dir failed or took over 600 s (is the npm registry reachable?)" >&2; exit 1; }
+  touch "$stamp"
+}
+
 cmd="${1:-}"
 shift || true
 case "$cmd" in
@@ -55,8 +71,11 @@ case "$cmd" in
   bench)
     setup_python
     setup_chromium
+    setup_lighthouse
     "$PY" build.py
-    for b in bench/bench_*.py; do "$PY" "$b"; done
+    failed=""
+    for b in bench/bench_*.py; do "$PY" "$b" || failed="$failed $b"; done
+    if [ -n "$failed" ]; then echo "benchmarks that could not run:$failed" >&2; exit 1; fi
     ;;
   *)
     echo "usage: bash dev.sh serve [--port N] | test [pytest args] | bench" >&2

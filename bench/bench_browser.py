@@ -15,13 +15,20 @@ machines:
   same with every panel on screen (a very tall window), against a round trip that changes
   only the stepper (the smallest panel).
 - sizes: dist/ total, the runtime, and gzip -9 of the main pieces.
+
+Every wait has a time limit (the constants below); past it the benchmark stops with a
+message saying what it was waiting for, and exits non-zero.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import gzip
+import os
 import statistics
 import sys
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +39,10 @@ from conftest import CHROMIUM, CHROMIUM_ARGS, SUBPATH, serve_folder  # noqa: E40
 RUNTIME = ["vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.js", "vendor/pyodide/pyodide.asm.wasm",
            "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json",
            "vendor/pyodide/numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"]
+
+READY_TIMEOUT_MS = 180_000  # Pyodide + NumPy boot: seconds on a 2-core machine, allow for load
+STEP_TIMEOUT_MS = 30_000    # navigation, scrolling, one round trip, one runtime file download
+STAGE_TIMEOUT_S = 600       # backstop for one interaction series or two cold loads (a frozen page)
 
 LONG_TASKS = """
 window.__longtasks = [];
@@ -44,27 +55,66 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+class BenchError(Exception):
+    """The benchmark could not run; the message says what it was waiting for."""
+
+
+@contextlib.contextmanager
+def time_limit(what: str, seconds: float = STAGE_TIMEOUT_S):
+    """Backstop for waits no timeout reaches (page.evaluate on a frozen page): past `seconds`,
+    say what we were waiting for and end the process (Playwright's driver then closes Chromium)."""
+    def give_up():
+        print(f"bench_browser: gave up after {seconds:g} s waiting for {what}", file=sys.stderr, flush=True)
+        os._exit(1)
+
+    timer = threading.Timer(seconds, give_up)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def new_page(browser, **context_args):
+    ctx = browser.new_context(**context_args)
+    ctx.set_default_timeout(STEP_TIMEOUT_MS)  # goto, scrolling, waits: none without a limit
+    ctx.set_default_navigation_timeout(STEP_TIMEOUT_MS)
+    return ctx, ctx.new_page()
+
+
+def wait_ready(page, url):
+    """Wait for data-state to leave `loading`; it must be `ready`."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=READY_TIMEOUT_MS)
+    except PlaywrightTimeout:
+        raise BenchError(f"{url} still had data-state=loading after {READY_TIMEOUT_MS / 1000:g} s")
+    state = page.evaluate("document.documentElement.dataset.state")
+    if state != "ready":
+        raise BenchError(f"{url} reached data-state={state}: {page.inner_text('#runtime-status')}")
+
+
 def bench_load(browser, url, runs):
     fcp, ready, floor, longest, total_blocking = [], [], [], [], []
     for _ in range(runs):
-        ctx = browser.new_context()
-        page = ctx.new_page()
+        ctx, page = new_page(browser)
         page.add_init_script(LONG_TASKS)
         page.goto(url)
-        page.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=180_000)
-        assert page.evaluate("document.documentElement.dataset.state") == "ready"
+        wait_ready(page, url)
         ready.append(page.evaluate("performance.now()"))
         fcp.append(page.evaluate("(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || NaN"))
         tasks = page.evaluate("window.__longtasks")
         longest.append(max(tasks, default=0))
         total_blocking.append(sum(max(0, t - 50) for t in tasks))
         ctx.close()
-        ctx = browser.new_context()  # cold again: the download floor alone
-        page = ctx.new_page()
+        ctx, page = new_page(browser)  # cold again: the download floor alone
         page.goto(url + "favicon.svg")
-        floor.append(page.evaluate("""async (files) => { const t = performance.now();
-            await Promise.all(files.map(f => fetch(f).then(r => r.arrayBuffer())));
-            return performance.now() - t; }""", [url + f for f in RUNTIME]))
+        floor.append(page.evaluate("""async ([files, limit]) => { const t = performance.now();
+            await Promise.all(files.map(f => fetch(f, {signal: AbortSignal.timeout(limit)}).then(r => r.arrayBuffer())
+              .catch((e) => { throw new Error(`downloading ${f} (limit ${limit} ms): ${e.message}`); })));
+            return performance.now() - t; }""", [[url + f for f in RUNTIME], STEP_TIMEOUT_MS]))
         ctx.close()
     print(f"load ({runs} cold runs, medians)")
     print(f"  first contentful paint      {med(fcp):8.0f} ms   (pre-rendered panels visible)")
@@ -74,20 +124,26 @@ def bench_load(browser, url, runs):
 
 
 def bench_interaction(browser, url, runs, viewport, label):
-    ctx = browser.new_context(viewport=viewport)
-    page = ctx.new_page()
+    ctx, page = new_page(browser, viewport=viewport)
     page.goto(url)
-    page.wait_for_function("document.documentElement.dataset.state === 'ready'", timeout=180_000)
+    wait_ready(page, url)
     page.locator('[data-panel="attention-matrix"]').scroll_into_view_if_needed()  # a reader watching it
     page.wait_for_timeout(300)  # let the viewport report settle before timing (a benchmark, not a test)
 
     def round_trip(selector, js_change, wait_js):
-        return page.evaluate("""async ([sel, change, wait]) => {
+        return page.evaluate("""async ([sel, change, wait, limit]) => {
             const el = document.querySelector(sel);
+            if (!el) throw new Error(`no element matches ${sel}`);
             const t = performance.now();
             (new Function('el', change))(el);
-            await new Promise((resolve) => { const check = () => (new Function(wait))() ? resolve() : requestAnimationFrame(check); check(); });
-            return performance.now() - t; }""", [selector, js_change, wait_js])
+            let last = "";  // a check that throws (element not there yet) counts as "not yet"
+            await new Promise((resolve, reject) => { const check = () => {
+                try { if ((new Function(wait))()) return resolve(); } catch (e) { last = ` (last check: ${e.message})`; }
+                if (performance.now() - t > limit)
+                  return reject(new Error(`no update within ${limit} ms after ${change} on ${sel}; waited for: ${wait}${last}`));
+                requestAnimationFrame(check); };
+              check(); });
+            return performance.now() - t; }""", [selector, js_change, wait_js, STEP_TIMEOUT_MS])
 
     temps, stages = [], []
     for k in range(runs):
@@ -116,7 +172,7 @@ def bench_sizes(dist: Path):
 
 
 def main():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import Error as PlaywrightError, sync_playwright
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -126,15 +182,30 @@ def main():
         sys.exit("dist/ is missing: run `python build.py` first")
     srv = serve_folder(dist)
     url = f"http://127.0.0.1:{srv.server_address[1]}{SUBPATH}"
+    runs = max(10, args.runs * 4)
+    failed = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        bench_load(browser, url, args.runs)
-        runs = max(10, args.runs * 4)
-        bench_interaction(browser, url, runs, {"width": 1280, "height": 800}, "1280x800 window")
-        bench_interaction(browser, url, runs, {"width": 1280, "height": 12000}, "every panel on screen")
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=STEP_TIMEOUT_MS)
+        sections = [(f"{args.runs} cold loads", args.runs * STAGE_TIMEOUT_S / 2,
+                     lambda: bench_load(browser, url, args.runs))]
+        for viewport, label in [({"width": 1280, "height": 800}, "1280x800 window"),
+                                ({"width": 1280, "height": 12000}, "every panel on screen")]:
+            sections.append((f"{runs} interaction round trips, {label}", STAGE_TIMEOUT_S,
+                             functools.partial(bench_interaction, browser, url, runs, viewport, label)))
+        for what, seconds, run in sections:
+            try:
+                with time_limit(what, seconds):
+                    run()
+            except (BenchError, PlaywrightError) as exc:
+                failed.append(what)
+                print(f"{what}: could not measure: {exc}", flush=True)
+                for ctx in browser.contexts:  # a page left loading would skew the next section
+                    ctx.close()
         browser.close()
-    bench_sizes(dist)
     srv.shutdown()
+    bench_sizes(dist)
+    if failed:
+        sys.exit(f"bench_browser: could not measure: {'; '.join(failed)}")
 
 
 if __name__ == "__main__":
