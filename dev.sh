@@ -6,22 +6,32 @@
 #   bash dev.sh bench              run the benchmarks under bench/ (prints figures)
 #
 # Set-up (idempotent, quick when already done): a virtualenv in .venv with the
-# project and its test extra; for tests and benchmarks, Debian's Chromium
-# (apt-get, when /usr/bin/chromium is missing); for benchmarks, Lighthouse from npm
-# (npm ci into bench/lighthouse/node_modules). The pinned browser runtime is
+# project and its test extra; for tests and benchmarks, a Chromium (see
+# setup_chromium); for benchmarks, Lighthouse 13 and the Node 22 that runs it, from
+# npm (npm ci into bench/lighthouse/node_modules). The pinned browser runtime is
 # fetched and verified by build.py into .cache/runtime on first build.
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "${BASH_SOURCE[0]}")"
 
 VENV=.venv
 PY="$VENV/bin/python"
+
+# The first 16 hex digits of a file's sha256 (macOS has shasum, not sha256sum).
+hash16() {
+  if command -v sha256sum >/dev/null; then sha256sum "$1"; else shasum -a 256 "$1"; fi | cut -c1-16
+}
+
+# `limit SECONDS command...`: the command with a time limit where timeout(1) exists (not on macOS).
+limit() {
+  if command -v timeout >/dev/null; then timeout "$@"; else shift; "$@"; fi
+}
 
 setup_python() {
   if [ ! -x "$PY" ]; then
     python3 -m venv "$VENV"
   fi
   # install only when pyproject.toml changed since the last install
-  local stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+  local stamp="$VENV/.installed-$(hash16 pyproject.toml)"
   if [ ! -f "$stamp" ]; then
     "$PY" -m pip install --quiet --upgrade pip
     "$PY" -m pip install --quiet -e '.[test]'
@@ -30,55 +40,75 @@ setup_python() {
   fi
 }
 
+DEBIAN_CHROMIUM=/usr/bin/chromium
+
+# The browser for tests and benchmarks, in this order: $AE_CHROMIUM if set; Debian's
+# Chromium (installed with apt-get when missing); where there is no apt-get (macOS,
+# Fedora), Playwright's own Chromium, whose path is then exported as AE_CHROMIUM
+# (tests/conftest.py's choose_chromium reads it; it makes the same choice by itself).
 setup_chromium() {
-  if [ -x /usr/bin/chromium ]; then return; fi
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "Chromium is missing: run 'sudo apt-get update && sudo apt-get install -y chromium'" >&2
-    exit 1
+  if [ -n "${AE_CHROMIUM:-}" ] || [ -x "$DEBIAN_CHROMIUM" ]; then return; fi
+  if command -v apt-get >/dev/null; then
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "Chromium is missing: run 'sudo apt-get update && sudo apt-get install -y chromium'" >&2
+      exit 1
+    fi
+    { limit 600 apt-get update -qq && DEBIAN_FRONTEND=noninteractive limit 900 apt-get install -y -qq chromium >/dev/null; } ||
+      { echo "apt-get could not install chromium (or took over its time limit)" >&2; exit 1; }
+    return
   fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  echo "dev.sh: no $DEBIAN_CHROMIUM and no apt-get here: using Playwright's own Chromium (python -m playwright install chromium)" >&2
+  limit 900 "$PY" -m playwright install chromium ||
+    { echo "python -m playwright install chromium failed or took over 900 s (it downloads from Playwright's servers)" >&2; exit 1; }
+  AE_CHROMIUM="$("$PY" -c 'from playwright.sync_api import sync_playwright
+with sync_playwright() as pw: print(pw.chromium.executable_path)')"
+  export AE_CHROMIUM
 }
 
 setup_lighthouse() {
   # Lighthouse for bench/bench_lighthouse.py, pinned (with every package's sha512) in
   # bench/lighthouse/package-lock.json; installed only when missing or the lock changed
   local dir=bench/lighthouse
-  local stamp="$dir/node_modules/.installed-$(sha256sum "$dir/package-lock.json" | cut -c1-16)"
+  local stamp="$dir/node_modules/.installed-$(hash16 "$dir/package-lock.json")"
   if [ -f "$stamp" ]; then return; fi
   if ! command -v npm >/dev/null; then
-    echo "npm is missing: Lighthouse 12 needs Node.js >= 18.16 and npm (apt-get install -y nodejs npm)" >&2
+    echo "npm is missing: it installs Lighthouse 13 and the Node 22 that runs it (apt-get install -y nodejs npm)" >&2
     exit 1
   fi
-  timeout 600 npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error ||
+  limit 600 npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error ||
     { echo "npm ci --prefix $dir failed or took over 600 s (is the npm registry reachable?)" >&2; exit 1; }
   touch "$stamp"
 }
 
-cmd="${1:-}"
-shift || true
-case "$cmd" in
-  serve)
-    setup_python
-    exec "$PY" build.py serve "$@"
-    ;;
-  test)
-    setup_python
-    setup_chromium
-    "$PY" build.py  # fetch + verify the runtime first, so a fetch failure reads as one
-    exec "$PY" -m pytest "$@"
-    ;;
-  bench)
-    setup_python
-    setup_chromium
-    setup_lighthouse
-    "$PY" build.py
-    failed=""
-    for b in bench/bench_*.py; do "$PY" "$b" || failed="$failed $b"; done
-    if [ -n "$failed" ]; then echo "benchmarks that could not run:$failed" >&2; exit 1; fi
-    ;;
-  *)
-    echo "usage: bash dev.sh serve [--port N] | test [pytest args] | bench" >&2
-    exit 2
-    ;;
-esac
+main() {
+  local cmd="${1:-}"
+  shift || true
+  case "$cmd" in
+    serve)
+      setup_python
+      exec "$PY" build.py serve "$@"
+      ;;
+    test)
+      setup_python
+      setup_chromium
+      "$PY" build.py  # fetch + verify the runtime first, so a fetch failure reads as one
+      exec "$PY" -m pytest "$@"
+      ;;
+    bench)
+      setup_python
+      setup_chromium
+      setup_lighthouse
+      "$PY" build.py
+      local failed="" b
+      for b in bench/bench_*.py; do "$PY" "$b" || failed="$failed $b"; done
+      if [ -n "$failed" ]; then echo "benchmarks that could not run:$failed" >&2; exit 1; fi
+      ;;
+    *)
+      echo "usage: bash dev.sh serve [--port N] | test [pytest args] | bench" >&2
+      exit 2
+      ;;
+  esac
+}
+
+# run, unless sourced (tests/test_browser_choice.py sources it to call setup_chromium)
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

