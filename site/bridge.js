@@ -46,12 +46,52 @@ function notify(text) {
 
 // ---------------------------------------------------------------- responses
 
+// A figure wider than its column scrolls sideways inside its card: mark it, and the page shows a cue.
+function markScrollable() {
+  for (const f of document.querySelectorAll(".figure")) f.classList.toggle("is-scrollable", f.scrollWidth > f.clientWidth + 1);
+}
+new ResizeObserver(markScrollable).observe(document.documentElement);
+
+// The data-* attributes that name a control across redraws (a chip, a cell, a step, a bar).
+const IDENTITY = ["event", "tokenIndex", "value", "i", "j", "measure", "dim", "unit"];
+
+// Where the keyboard focus is, as a selector that finds the same control in redrawn markup.
+function focusedControl() {
+  const el = document.activeElement;
+  const panel = el && el !== document.body && el.closest("[data-panel]");
+  if (!panel) return null;
+  const attrs = IDENTITY.filter((k) => el.dataset[k] !== undefined)
+    .map((k) => `[data-${k.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())}="${CSS.escape(el.dataset[k])}"]`);
+  return { panel: panel.dataset.panel, selector: el.localName + attrs.join(""),
+           arrowKeys: Boolean(el.closest("[data-arrow-keys]")), grid: Boolean(el.closest("[data-grid]")) };
+}
+
+// After a redraw, put the focus back on the control that had it (or its successor), never on <body>.
+function restoreFocus(was) {
+  if (!was || (document.activeElement && document.activeElement !== document.body)) return;
+  const panel = document.querySelector(`[data-panel="${was.panel}"]`);
+  if (!panel) return;
+  const target = (was.arrowKeys && panel.querySelector('[aria-current="step"]'))  // the stepper: the new stage
+    || panel.querySelector(was.selector)
+    || (was.grid && panel.querySelector('[data-grid-cell][tabindex="0"]'));
+  if (!target) return;
+  if (!target.hasAttribute("tabindex")) { // a grid cell: it becomes the grid's tab stop
+    const stop = target.closest("[data-grid]")?.querySelector('[tabindex="0"]');
+    if (stop) stop.setAttribute("tabindex", "-1");
+    target.setAttribute("tabindex", "0");
+  }
+  target.focus({ preventScroll: true });
+}
+
 function applyResponse(res) {
+  const was = focusedControl();
   for (const [id, markup] of Object.entries(res.panels || {})) {
     const el = document.querySelector(`[data-panel="${id}"]`);
     if (!el) throw new Error(`the page has no panel "${id}"`);
     el.innerHTML = markup; // trusted: rendered by our Python views, all text escaped there
   }
+  restoreFocus(was);
+  markScrollable();
   // A control with a newer event still queued keeps what the reader set (no flicker back).
   const pending = new Set(queue.map((q) => q.event.type));
   for (const [id, value] of Object.entries(res.values || {})) {
@@ -62,9 +102,15 @@ function applyResponse(res) {
     else if (el.value !== String(value)) el.value = String(value);
   }
   if (typeof res.hash === "string") {
-    // The URL follows the state; replaceState, so moving a slider adds no history entries.
+    // The URL follows the state; replaceState, so moving a slider adds no history entries. Deferred to
+    // a quiet moment: replaceState forces a style recalculation that a dragged slider should not pay.
     const want = res.hash ? "#" + res.hash : "";
-    if (location.hash !== want) history.replaceState(null, "", want || location.pathname + location.search);
+    const update = () => {
+      if (location.hash !== want) history.replaceState(null, "", want || location.pathname + location.search);
+    };
+    clearTimeout(hashTimer);
+    if (queue.length) hashTimer = setTimeout(update, 250); // more events coming (a dragged slider)
+    else update();
   }
   if (res.focus) bringIntoView(res.focus);
   if (res.notice) notify(res.notice);
@@ -74,14 +120,25 @@ function applyResponse(res) {
   if (res.message && res.field && $(res.field)) $(res.field).setAttribute("aria-invalid", "true");
 }
 
+// Show the pre-rendered panels (inert <template>s, see the viewport observer) up to and inside el, so
+// that nothing above it grows while the page scrolls there.
+function showPrerenderedUpTo(el) {
+  for (const t of document.querySelectorAll("[data-panel] > template[data-prerendered]")) {
+    const before = t.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING;
+    if (before || el.contains(t)) t.replaceWith(t.content);
+  }
+}
+
 function bringIntoView(id) {
   const el = $(id) || document.querySelector(`[data-panel="${CSS.escape(id)}"]`);
   if (!el || EMBED) return;
+  showPrerenderedUpTo(el);
   for (const old of document.querySelectorAll(".is-focused-stage")) old.classList.remove("is-focused-stage");
   el.classList.add("is-focused-stage");
   const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   el.scrollIntoView({ behavior: smooth ? "smooth" : "auto", block: "start" });
 }
+
 
 // ---------------------------------------------------------------- events to Python
 
@@ -89,9 +146,12 @@ function bringIntoView(id) {
 // so dragging a slider never builds a backlog. send() resolves once applied.
 let worker = null;
 let busy = false;
+let lastHover = ""; // the last hover event sent (see hoverEvent)
+let hashTimer = 0;  // the pending URL update (see applyResponse)
 const queue = [];
 
-function send(event) {
+function send(event, fromHover = false) {
+  if (!fromHover) lastHover = ""; // any other event may change what a hover would choose
   return new Promise((resolve) => {
     const queued = queue.find((q) => q.event.type === event.type);
     if (queued) { queued.event = event; queued.done.push(resolve); }
@@ -127,9 +187,19 @@ function eventFrom(el) {
 }
 
 let textTimer = 0;
+// A cell of a grid whose group names an event (data-cell-event, e.g. the heatmap's pick_cell "i,j").
+function cellEvent(target) {
+  const group = target.closest && target.closest("[data-cell-event]");
+  const cell = group && target.closest("[data-i][data-j]");
+  if (!cell || cell.dataset.masked) return null;
+  return { type: group.dataset.cellEvent, value: `${cell.dataset.i},${cell.dataset.j}` };
+}
+
 document.addEventListener("click", (e) => {
   const action = e.target.closest("[data-action]");
   if (action) { runAction(action.dataset.action, action.dataset.target); return; }
+  const picked = cellEvent(e.target);
+  if (picked) { send(picked); return; }
   const el = e.target.closest("[data-event]");
   if (!el || el.matches("input, select")) return;
   send(eventFrom(el));
@@ -156,7 +226,12 @@ if (!EMBED) {
   const near = new Set(); // mirrors the DOM's intersection state; not application state
   let viewportTimer = 0;
   const observer = new IntersectionObserver((entries) => {
-    for (const e of entries) (e.isIntersecting ? near.add : near.delete).call(near, e.target.dataset.panel);
+    for (const e of entries) {
+      (e.isIntersecting ? near.add : near.delete).call(near, e.target.dataset.panel);
+      // build.py ships panels below the first screen as inert <template>s: show one when it comes near
+      const pending = e.isIntersecting && e.target.querySelector(":scope > template[data-prerendered]");
+      if (pending) pending.replaceWith(pending.content);
+    }
     clearTimeout(viewportTimer);
     viewportTimer = setTimeout(() => send({ type: "viewport", value: [...near] }), 60);
   }, { rootMargin: "50% 0px" });
@@ -186,12 +261,12 @@ async function copyShareText() {
 }
 
 async function runAction(action, target) {
-  if (!worker && ["link", "embed", "csv", "json"].includes(action)) {
-    notify("Sharing and data export work once Python has loaded (see the status line).");
+  if (!worker) { // a link, a snippet, a file and a figure's caption all come from Python's state
+    notify("Sharing and export work once Python has loaded (see the status line).");
     return;
   }
   try {
-    if (worker) await send({ type: "set_panel", value: target }); // the link and files name this panel
+    await send({ type: "set_panel", value: target }); // the link and files name this panel
     if (action === "link") {
       showShare("Link to this view", "Opening it restores the sentence, query, head, sliders and this panel.", location.href);
     } else if (action === "embed") {
@@ -200,7 +275,9 @@ async function runAction(action, target) {
     } else {
       const ex = await import("./export.js");
       if (action === "svg" || action === "png") {
-        const svg = await ex.panelToSvgText(document.querySelector(`[data-panel="${target}"]`));
+        // the figure's title and caption (sentence, model, head, settings) as plain text from Python
+        const caption = await worker.sync.export_caption(target);
+        const svg = await ex.panelToSvgText(document.querySelector(`[data-panel="${target}"]`), { caption });
         if (action === "svg") ex.download(svg, `attention-explorer-${target}.svg`, "image/svg+xml");
         else ex.download(await ex.svgTextToPngBlob(svg), `attention-explorer-${target}.png`, "image/png");
       } else {
@@ -238,16 +315,48 @@ function showTip(el) {
   el.setAttribute("aria-describedby", "tooltip");
 }
 const hideTip = () => { tip.hidden = true; };
+// Hovering or focusing an element with data-hover-event sends that event (e.g. a heatmap cell of
+// the query's row chooses the key the Q·K breakdown takes apart); repeats of the last one are skipped.
+function hoverEvent(el) {
+  const event = { type: el.dataset.hoverEvent, value: el.dataset.hoverValue ?? el.dataset.value };
+  const key = `${event.type}:${event.value}`;
+  if (!worker || key === lastHover) return;
+  lastHover = key;
+  send(event, true);
+}
+// Live heatmaps leave their cells' long derivations out of the markup (data-tip-src): ask the worker.
+let tipFor = null;
+async function showTipFromWorker(el) {
+  tipFor = el;
+  if (!worker) return hideTip();
+  const panel = el.closest("[data-panel]");
+  const text = await worker.sync.tip({ panel: panel && panel.dataset.panel, i: el.dataset.i, j: el.dataset.j });
+  if (tipFor !== el || !el.isConnected || !text) return;
+  el.dataset.tip = text; // until the next redraw replaces the element
+  showTip(el);
+}
 for (const type of ["pointerover", "focusin"]) {
   document.addEventListener(type, (e) => {
-    const el = e.target.closest && e.target.closest("[data-tip]");
-    if (el) showTip(el); else hideTip();
+    const el = e.target.closest && e.target.closest("[data-tip], [data-tip-src]");
+    tipFor = null;
+    if (el && el.dataset.tip) showTip(el);
+    else if (el) showTipFromWorker(el);
+    else hideTip();
+    const hover = e.target.closest && e.target.closest("[data-hover-event]");
+    if (hover) hoverEvent(hover);
   });
 }
 
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape") hideTip();
   if (!e.target.closest) return;
+  // Enter or Space on a focusable picture element with an event (a heatmap cell, a bar) acts as a click;
+  // buttons, links and form controls do that by themselves.
+  if (e.key === "Enter" || e.key === " ") {
+    const picked = cellEvent(e.target)
+      || (e.target.matches("[data-event]:not(button, a, input, select, textarea)") && eventFrom(e.target));
+    if (picked) { e.preventDefault(); send(picked); return; }
+  }
   // Left/Right inside a [data-arrow-keys] widget (the stepper) press its prev/next buttons.
   const widget = e.target.closest("[data-arrow-keys]");
   if (widget && (e.key === "ArrowLeft" || e.key === "ArrowRight")) {
@@ -290,7 +399,8 @@ const RUNTIME_FILES = ["vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm
 async function preflight() {
   if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
   await Promise.all(RUNTIME_FILES.map(async (path) => {
-    const res = await fetch(path, { method: "HEAD", cache: "no-store" });
+    // no cache: "no-store": it made Chromium drop its cached compiled wasm on repeat visits
+    const res = await fetch(path, { method: "HEAD" });
     if (!res.ok) throw new Error(`could not download ${path} (HTTP ${res.status})`);
   }));
 }

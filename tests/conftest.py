@@ -24,7 +24,28 @@ sys.path.insert(0, str(ROOT))
 from build import BundleHandler  # noqa: E402  (the server build.py uses: same MIME types)
 
 SUBPATH = "/attention-explorer/"
-CHROMIUM = os.environ.get("AE_CHROMIUM", "/usr/bin/chromium")
+DEBIAN_CHROMIUM = "/usr/bin/chromium"
+
+
+def playwright_chromium() -> str:
+    """Where Playwright's own Chromium is (`python -m playwright install chromium` puts it there)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        return pw.chromium.executable_path
+
+
+def choose_chromium(env=os.environ, exists=os.path.exists, playwright=playwright_chromium) -> str:
+    """The browser tests' Chromium: $AE_CHROMIUM if set; else Debian's, if installed; else
+    Playwright's own (machines without apt-get: macOS, Fedora; dev.sh installs it there)."""
+    if env.get("AE_CHROMIUM"):
+        return env["AE_CHROMIUM"]
+    if exists(DEBIAN_CHROMIUM):
+        return DEBIAN_CHROMIUM
+    return playwright()
+
+
+CHROMIUM = choose_chromium()
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-gpu", "--no-first-run"]
 READY_TIMEOUT_MS = 120_000  # Pyodide + NumPy boot takes seconds on a 2-core machine; allow for load
@@ -142,3 +163,24 @@ def live(explorer):
     page, problems = explorer
     yield page
     problems.assert_none()
+
+
+@functools.lru_cache(maxsize=1)
+def _axe_source() -> str:
+    """axe-core, pinned and verified by build.py like the runtime (cache only, never shipped in dist/)."""
+    import build
+
+    return build.cached_file("axe-core", "axe.min.js").read_text(encoding="utf-8")
+
+
+def axe_violations(page, context: str = "document") -> list[str]:
+    """Every axe-core violation on the page (any impact), one readable line per rule and node."""
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.add_script_tag(content=_axe_source())
+    results = page.evaluate(f"""async () => {{
+        const r = await axe.run({context}, {{ resultTypes: ["violations"] }});
+        return r.violations.map((v) => ({{ id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.map((n) => n.target.join(" ") + " :: " + (n.failureSummary || "").split("\\n").slice(1, 2).join("")) }}));
+    }}""")
+    return [f"{v['id']} ({v['impact']}): {v['help']}\n    " + "\n    ".join(v["nodes"][:6])
+            + (f"\n    … and {len(v['nodes']) - 6} more" if len(v["nodes"]) > 6 else "") for v in results]

@@ -13,7 +13,7 @@ import pytest
 from attention_explorer.models import designed as model
 from attention_explorer import tokens as tok
 from conftest import open_page, wait_ready
-from test_browser_skeleton import independent_weights, set_range, wait_matrix
+from test_browser_skeleton import independent_weights, model_tokens, set_range, wait_matrix
 
 pytestmark = pytest.mark.browser
 MATRIX = 'svg[data-view="attention-matrix"]'
@@ -21,7 +21,7 @@ MATRIX = 'svg[data-view="attention-matrix"]'
 
 def independent_scores(text: str, head: int) -> np.ndarray:
     """Raw Q_h·K_hᵀ [n, n] from the embedding and the weight matrices."""
-    x = model.embed(tok.tokenize(text)).x
+    x = model.embed(model_tokens(text)).x
     p = model.block_params()
     d = model.CONFIG.d_head
     cols = slice(head * d, (head + 1) * d)
@@ -36,7 +36,7 @@ def fresh(live):
         return s.dataset.head === '0' && s.dataset.temperature === '1' && s.dataset.query === '{model.DEFAULT_QUERY}'
             && document.querySelector('[data-stage-detail]').dataset.stageDetail === '0'
             && !document.querySelector('{MATRIX} [data-masked]')
-            && document.querySelectorAll('{MATRIX} rect[data-i]').length === {len(tok.tokenize(model.DEFAULT_TEXT)) ** 2}; }})()""")
+            && document.querySelectorAll('{MATRIX} rect[data-i]').length === {len(model_tokens(model.DEFAULT_TEXT)) ** 2}; }})()""")
     live.mouse.move(0, 0)
     return live
 
@@ -47,12 +47,12 @@ def tooltip_text(page) -> str:
 
 
 def test_hovering_a_cell_shows_its_derivation_with_the_real_numbers(fresh):
-    i, j = model.DEFAULT_QUERY, 1
+    i, j = model.DEFAULT_QUERY, 2  # 'it' and 'cat' (index 0 is the start token <s>)
     fresh.hover(f'{MATRIX} rect[data-i="{i}"][data-j="{j}"]')
     text = tooltip_text(fresh)
     score = independent_scores(model.DEFAULT_TEXT, 0)[i, j]
     weight = independent_weights(model.DEFAULT_TEXT, 0, 1.0, 8.0)[i, j]
-    assert f"Q·K = {score:.2f}" in text
+    assert f"Q·K = {score:.2f}".replace("-", "\u2212") in text  # the page writes a real minus sign
     assert "÷ (8.00 × 1.00)" in text and f"{score / 8:.3f}" in text
     assert f"{100 * weight:.1f} %" in text
 
@@ -69,7 +69,7 @@ def test_keyboard_focus_shows_the_tooltip_and_arrows_move_between_cells(fresh):
     assert focused == [str(i), str(j2)]
     fresh.wait_for_function("(t) => document.getElementById('tooltip').innerText !== t", arg=first)
     score = independent_scores(model.DEFAULT_TEXT, 0)[i, j2]
-    assert f"Q·K = {score:.2f}" in tooltip_text(fresh)
+    assert f"Q·K = {score:.2f}".replace("-", "\u2212") in tooltip_text(fresh)  # the page writes a real minus
     fresh.keyboard.press("Escape")
     fresh.wait_for_selector("#tooltip[hidden]", state="attached")
 
@@ -105,10 +105,10 @@ def test_clicking_a_small_multiple_selects_that_head(fresh):
 
 
 def test_clicking_a_row_label_moves_the_query_everywhere(fresh):
-    fresh.click(f'{MATRIX} .row-label[data-token-index="1"]')
-    wait_matrix(fresh, query="1")
-    assert set(fresh.eval_on_selector_all('[data-panel="affinity"] g.bar', "els => els.map(e => e.dataset.i)")) == {"1"}
-    assert fresh.get_attribute('.chip[data-token-index="1"]', "aria-pressed") == "true"
+    fresh.click(f'{MATRIX} .row-label[data-token-index="2"]')  # "cat" (index 0 is the start token <s>)
+    wait_matrix(fresh, query="2")
+    assert set(fresh.eval_on_selector_all('[data-panel="affinity"] g.bar', "els => els.map(e => e.dataset.i)")) == {"2"}
+    assert fresh.get_attribute('[data-panel=token-chips] .chip[data-token-index="2"]', "aria-pressed") == "true"
     assert "cat" in fresh.inner_text('[data-panel="embedding"]')
 
 
@@ -175,29 +175,53 @@ def test_scale_demo_follows_its_d_k_slider(fresh):
 def test_routing_can_show_all_heads(fresh):
     fresh.check("#routing-all")
     fresh.wait_for_function("new Set([...document.querySelectorAll('[data-panel=\"routing\"] path.route')].map(e => e.dataset.h)).size === 4")
-    n = len(tok.tokenize(model.DEFAULT_TEXT))
+    n = len(model_tokens(model.DEFAULT_TEXT))
     assert fresh.locator('[data-panel="routing"] path.route').count() == model.CONFIG.n_heads * n
     fresh.uncheck("#routing-all")
     fresh.wait_for_function("new Set([...document.querySelectorAll('[data-panel=\"routing\"] path.route')].map(e => e.dataset.h)).size === 1")
 
 
 def test_preset_picker_loads_the_sentence_and_says_what_to_look_for(fresh):
-    preset = model.PRESETS[3]
+    """'Agreement' is about the verb head and 'are': it opens exactly that, and its note says so."""
+    preset = next(p for p in model.PRESETS if p.id == "agreement")
     fresh.select_option("#preset", preset.id)
-    fresh.wait_for_function(f"document.querySelectorAll('.chip').length === {len(tok.tokenize(preset.text))}")
+    fresh.wait_for_function(f"document.querySelectorAll('[data-panel=token-chips] .chip').length === {len(model_tokens(preset.text))}")
     assert fresh.input_value("#tokens") == preset.text
-    assert preset.look_for[:40] in fresh.inner_text('[data-panel="preset-info"]')
-    assert fresh.get_attribute(f'.chip[data-token-index="{preset.query}"]', "aria-pressed") == "true"
+    wait_matrix(fresh, head="1", query="6")  # <s> The keys to the cabinet are: 'are' is token 6
+    note = fresh.inner_text('[data-panel="preset-info"]')
+    assert "Head 2" in note and "query 'are'" in note and preset.look_for[:40] in note
+    assert fresh.input_value("#head") == "1"
+    assert fresh.get_attribute('[data-panel=token-chips] .chip[data-token-index="6"]', "aria-pressed") == "true"
+
+
+def test_retyping_keeps_the_query_on_its_word(fresh):
+    """Add a word before 'it' and the query stays on 'it' (it moved one place right), not on 'because'."""
+    fresh.fill("#tokens", "The cat sat down quietly because it was tired")
+    wait_matrix(fresh, query=str(model.DEFAULT_QUERY + 1))
+    assert fresh.inner_text('[data-panel=token-chips] .chip[aria-pressed="true"]').endswith("it")
+    fresh.fill("#tokens", "The dog sat down quietly")  # 'it' is gone and no pronoun is left: the last token
+    wait_matrix(fresh, query="5")
+    assert fresh.inner_text('[data-panel=token-chips] .chip[aria-pressed="true"]').endswith("quietly")
+
+
+def test_the_start_token_chip_says_it_is_no_word(fresh):
+    start = fresh.locator('[data-panel=token-chips] .chip[data-token-index="0"]')
+    assert "is-special" in start.get_attribute("class").split()
+    assert "start token" in start.get_attribute("title") and start.inner_text().endswith("<s>")
+    name = start.evaluate("e => e.textContent")  # its accessible name (no aria-label): visible + hidden text
+    assert "start token" in name and "not a word of the sentence" in name
+    assert fresh.locator('[data-panel="token-chips"] .chip.is-special').count() == 1
+    assert "8 from the sentence + start token <s>" in fresh.inner_text('[data-panel="token-chips"] .token-count')
 
 
 @pytest.mark.parametrize("text", ['<img src=x onerror=alert(1)>', 'He said "hi" & left 😀', "שלום עולם", "Hello"])
 def test_reader_text_is_shown_as_text_never_as_markup(fresh, text):
     dialogs = []
     fresh.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    n = len(tok.tokenize(text))
+    n = len(model_tokens(text))
     fresh.fill("#tokens", text)
-    fresh.wait_for_function("(want) => JSON.stringify([...document.querySelectorAll('.chip')]"
-                            ".map(e => e.lastChild.textContent)) === want", arg=json.dumps(tok.tokenize(text), separators=(",", ":"), ensure_ascii=False))
+    fresh.wait_for_function("(want) => JSON.stringify([...document.querySelectorAll('[data-panel=token-chips] .chip')]"
+                            ".map(e => e.lastChild.textContent)) === want", arg=json.dumps(model_tokens(text), separators=(",", ":"), ensure_ascii=False))
     fresh.wait_for_function(f"document.querySelectorAll('{MATRIX} rect[data-i]').length === {n * n}")
     assert fresh.locator('img[src="x"]').count() == 0 and not dialogs
 
@@ -205,7 +229,7 @@ def test_reader_text_is_shown_as_text_never_as_markup(fresh, text):
 def test_token_limit_and_empty_input_keep_the_last_good_picture(fresh):
     ok = " ".join(["word"] * tok.MAX_TOKENS)
     fresh.fill("#tokens", ok)
-    fresh.wait_for_function(f"document.querySelectorAll('.chip').length === {tok.MAX_TOKENS}")
+    fresh.wait_for_function(f"document.querySelectorAll('[data-panel=token-chips] .chip').length === {tok.MAX_TOKENS + 1}")  # + <s>
     good = fresh.inner_html('[data-panel="attention-matrix"]')
     for bad in (ok + " word", ""):
         fresh.fill("#tokens", bad)
@@ -226,14 +250,17 @@ def test_panels_off_screen_catch_up_when_scrolled_into_view(browser, base_url):
     page.select_option("#activation", "relu")
     set_range(page, "#temperature", 3.0)
     wait_matrix(page, temperature="3")
-    page.locator('[data-panel="ffn"]').scroll_into_view_if_needed()
-    page.wait_for_selector('[data-view="ffn"][data-activation="relu"]')
+    # panels below the first screen appear as they come near, which moves what is below them:
+    # keep scrolling to the panel until it shows the new numbers
+    page.wait_for_function("""(() => { const p = document.querySelector('[data-panel="ffn"]');
+        p.scrollIntoView(); return p.querySelector('[data-view="ffn"][data-activation="relu"]'); })()""")
     units = page.eval_on_selector_all('[data-panel="ffn"] circle[data-unit]',
                                       "els => els.map(e => [+e.dataset.pre, +e.dataset.act])")
     assert units and all(act == pytest.approx(max(0.0, pre), abs=1e-9) for pre, act in units)
-    page.locator('[data-panel="affinity"]').scroll_into_view_if_needed()
+    page.evaluate("document.querySelector('[data-panel=\"affinity\"]').scrollIntoView()")
     scores = independent_scores(model.DEFAULT_TEXT, 0)[model.DEFAULT_QUERY]
     page.wait_for_function("(want) => { const b = document.querySelector('[data-panel=\"affinity\"] g.bar[data-j=\"1\"]');"
+                           " if (!b) document.querySelector('[data-panel=\"affinity\"]').scrollIntoView();"
                            " return b && Math.abs(+b.dataset.scaled - want) < 1e-9; }", arg=scores[1] / (8.0 * 3.0))
     problems.assert_none()
     context.close()

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.models import designed as model
-from attention_explorer import permalink, tokens as tok
+from attention_explorer import page as page_module, permalink, tokens as tok
 from conftest import TALL, open_page, serve_folder, wait_ready
 from test_browser_skeleton import independent_weights, set_range, wait_matrix
 
@@ -145,7 +145,10 @@ def test_an_embed_snippet_works_in_a_page_from_another_origin(live, browser, bas
         page.locator("iframe").nth(index).element_handle().content_frame().wait_for_load_state()
     frames = [page.locator("iframe").nth(k).element_handle().content_frame() for k in range(2)]
     assert all("embed.html" in f.url for f in frames)
-    for frame in frames:
+    # Chromium pauses rendering (so requestAnimationFrame, which the waits poll with, and ResizeObserver)
+    # in a cross-origin frame that is off screen: look at each frame, as a reader scrolling to it does
+    for index, frame in enumerate(frames):
+        page.locator("iframe").nth(index).scroll_into_view_if_needed()
         frame.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=120_000)
         assert frame.evaluate("document.documentElement.dataset.state") == "ready"
     matrix_frame, ffn_frame = frames
@@ -160,9 +163,10 @@ def test_an_embed_snippet_works_in_a_page_from_another_origin(live, browser, bas
     # each iframe was sized by the host script to its own content
     page.wait_for_function("[...document.querySelectorAll('iframe')].every(f => f.style.height.endsWith('px'))")
     for index, frame in enumerate(frames):
+        page.locator("iframe").nth(index).scroll_into_view_if_needed()
         content = frame.evaluate("Math.ceil(document.body.getBoundingClientRect().height)")
-        height = page.evaluate(f"document.querySelectorAll('iframe')[{index}].getBoundingClientRect().height")
-        assert abs(height - content) <= 2, (index, height, content)
+        page.wait_for_function(f"Math.abs(document.querySelectorAll('iframe')[{index}].getBoundingClientRect().height"
+                               f" - {content}) <= 2")
     # separate state: a query click in one frame leaves the other alone
     matrix_frame.click('.chip[data-token-index="1"]')
     matrix_frame.wait_for_selector(f'{MATRIX}[data-query="1"]')
@@ -181,17 +185,97 @@ def _download(page, action: str, target: str):
     return info.value.suggested_filename, open(info.value.path(), "rb").read()
 
 
-@pytest.mark.parametrize("target", ["attention-matrix", "affinity", "ffn"])
-def test_panel_exports_as_svg_and_png(live, target):
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _svg_text(data: bytes):
+    """(root, every <text>'s text in document order, {class: its lines joined}): what a reader of the file sees."""
+    root = ET.fromstring(data)  # valid XML
+    assert root.tag == SVG + "svg"
+    texts, by_class = [], {}
+    for t in root.iter(SVG + "text"):
+        text = "".join(t.itertext())
+        texts.append(text)
+        by_class.setdefault(t.get("class"), []).append(text)
+    return root, texts, {k: " ".join(v) for k, v in by_class.items()}
+
+
+def _png_size(png: bytes):
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", png[16:24])  # IHDR: width, height
+
+
+@pytest.mark.parametrize("target", list(page_module.EMBEDDABLE))
+def test_every_panel_exports_as_a_figure_with_its_title_and_caption(live, target):
+    """Each figure's SVG and PNG buttons save a file that stands alone: its title and the caption the
+    worker writes (sentence, model, head, settings) are SVG text in it, above the panel's pictures."""
     name, data = _download(live, "svg", target)
     assert name.endswith(".svg")
-    root = ET.fromstring(data)  # valid XML
-    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    root, texts, lines = _svg_text(data)
     assert len(list(root.iter())) > 20
+    assert texts[0] == page_module.EMBEDDABLE[target], "the title comes first"
+    expected = page_module.export_caption(permalink.decode(fragment_of(live))[0], target)
+    assert lines["export-caption"] == expected["caption"], "the caption's lines are the worker's caption, wrapped"
+    assert lines.get("export-note", "") == expected["note"]
+    assert not root.findall(f".//{SVG}svg/{SVG}title"), "the page's tooltips stay on the page"
     name, png = _download(live, "png", target)
-    assert name.endswith(".png") and png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", png[16:24])  # IHDR
-    assert width >= 200 and height >= 100
+    width, height = _png_size(png)
+    assert name.endswith(".png") and width >= 400 and height >= 150
+    # the PNG is the SVG drawn at 2x
+    assert (width, height) == (2 * int(root.get("width")), 2 * int(root.get("height")))
+
+
+def test_an_exported_heatmap_names_its_sentence_head_and_labels(live):
+    """The attention matrix, exported with another head and settings, carries as text the panel's
+    title, the sentence as typed, the head's name, T and √d_k, and every token label."""
+    live.click("#reset")
+    wait_matrix(live, head="0", temperature="1")
+    live.select_option("#head", "2")
+    set_range(live, "#temperature", 0.5)
+    wait_matrix(live, head="2", temperature="0.5")
+    _, data = _download(live, "svg", "attention-matrix")
+    _, texts, lines = _svg_text(data)
+    caption = lines["export-caption"]
+    assert "Attention weights A" in texts
+    assert f"“{model.DEFAULT_TEXT}”" in caption
+    assert f"Head 3: {model.HEADS[2].name}" in caption and "T = 0.5" in caption and "√d_k = 8" in caption
+    assert "designed by hand, not learned from data" in " ".join(texts)
+    for token in tok.tokenize(model.DEFAULT_TEXT):
+        assert token in texts, f"the heatmap's label {token!r}"
+    live.click("#reset")
+    wait_matrix(live, head="0", temperature="1")
+
+
+def test_the_heads_side_by_side_export_names_every_head(live):
+    """The small multiples' HTML labels (each head's name and where the query looks most) are in the file."""
+    live.click("#reset")
+    wait_matrix(live, head="0", temperature="1")
+    _, data = _download(live, "svg", "head-multiples")
+    _, texts, lines = _svg_text(data)
+    words = " ".join(texts)
+    assert "All heads side by side" in texts and f"“{model.DEFAULT_TEXT}”" in lines["export-caption"]
+    for h, info in enumerate(model.HEADS):
+        assert f"Head {h + 1}: {info.name}" in words
+    assert words.count("looks most at") == len(model.HEADS)
+    assert "✓" in words, "the selected head's mark"
+
+
+def test_reader_text_in_an_export_stays_text(live):
+    """A sentence with markup and quotes is written into the figure as text: no element comes of it."""
+    hostile = 'Sarah said "<script>alert(1)</script>" & it\'s <b>fine</b>'
+    live.click("#reset")
+    wait_matrix(live, head="0", temperature="1")
+    live.fill("#tokens", hostile)
+    live.wait_for_function(f"document.querySelector('{MATRIX}').dataset.tokens.includes('script')")
+    _, data = _download(live, "svg", "attention-matrix")
+    root, texts, lines = _svg_text(data)
+    assert f"“{hostile}”" in lines["export-caption"]
+    assert not [e for e in root.iter() if e.tag.split("}")[-1] in ("script", "b", "foreignObject")]
+    _, png = _download(live, "png", "attention-matrix")
+    assert _png_size(png)[0] >= 400
+    live.eval_on_selector("#tokens", "el => el.blur()")  # a focused field keeps its text; let reset show the default
+    live.click("#reset")
+    wait_matrix(live, head="0", temperature="1")
 
 
 def test_weights_export_as_csv_and_json(live):
@@ -199,7 +283,7 @@ def test_weights_export_as_csv_and_json(live):
     wait_matrix(live, head="0", temperature="1")
     live.select_option("#head", "2")
     wait_matrix(live, head="2")
-    toks = tok.tokenize(model.DEFAULT_TEXT)
+    toks = ["<s>", *tok.tokenize(model.DEFAULT_TEXT)]  # the start token, then the words
     expected = independent_weights(model.DEFAULT_TEXT, 2, 1.0, 8.0)
     name, data = _download(live, "csv", "attention-matrix")
     assert name.endswith(".csv")

@@ -21,9 +21,14 @@ from conftest import open_page, wait_ready
 pytestmark = pytest.mark.browser
 
 
+def model_tokens(text: str) -> list[str]:
+    """The tokens the designed model sees: its start token "<s>", then the words (index 0 is <s>)."""
+    return ["<s>", *tok.tokenize(text)]
+
+
 def independent_weights(text: str, head: int, temperature: float, dk_scale: float) -> np.ndarray:
     """A [n, n] = softmax(Q_h K_hᵀ / (dk_scale · T)) computed from scratch (no causal mask)."""
-    toks = tok.tokenize(text)
+    toks = model_tokens(text)
     x = model.embed(toks).x
     p = model.block_params()
     d = model.CONFIG.d_head
@@ -67,7 +72,7 @@ def wait_matrix(page, **attrs):
 def test_first_paint_has_the_real_heatmap_before_python(base_url):
     """index.html itself (no JS run) holds the default preset's heatmap with every weight."""
     html = urllib.request.urlopen(base_url).read().decode()
-    n = len(tok.tokenize(model.DEFAULT_TEXT))
+    n = len(model_tokens(model.DEFAULT_TEXT))
     assert 'data-state="loading"' in html
     assert 'data-view="attention-matrix"' in html
     svg = re.search(r'<svg[^>]*data-view="attention-matrix".*?</svg>', html, re.S).group(0)
@@ -141,18 +146,18 @@ def test_clicking_a_token_moves_the_query_row(live):
     before = live.get_attribute('svg[data-view="attention-matrix"] .query-outline', "data-query-row")
     assert before == str(model.DEFAULT_QUERY)
     target = 1 if model.DEFAULT_QUERY != 1 else 2
-    live.click(f'.chip[data-token-index="{target}"]')
+    live.click(f'[data-panel=token-chips] .chip[data-token-index="{target}"]')
     live.wait_for_selector(f'svg[data-view="attention-matrix"] .query-outline[data-query-row="{target}"]')
-    assert live.get_attribute(f'.chip[data-token-index="{target}"]', "aria-pressed") == "true"
+    assert live.get_attribute(f'[data-panel=token-chips] .chip[data-token-index="{target}"]', "aria-pressed") == "true"
     assert live.get_attribute('svg[data-view="attention-matrix"]', "data-query") == str(target)
-    live.click(f'.chip[data-token-index="{model.DEFAULT_QUERY}"]')
+    live.click(f'[data-panel=token-chips] .chip[data-token-index="{model.DEFAULT_QUERY}"]')
     live.wait_for_selector(f'.query-outline[data-query-row="{model.DEFAULT_QUERY}"]')
 
 
 def test_typing_a_sentence_recomputes_and_bad_input_keeps_the_last_picture(live):
     text = "Dogs bark loudly ."
     live.fill("#tokens", text)
-    live.wait_for_function(f"document.querySelectorAll('svg[data-view=\"attention-matrix\"] rect[data-i]').length === {len(tok.tokenize(text)) ** 2}")
+    live.wait_for_function(f"document.querySelectorAll('svg[data-view=\"attention-matrix\"] rect[data-i]').length === {len(model_tokens(text)) ** 2}")
     np.testing.assert_allclose(heatmap_weights(live), independent_weights(text, 0, 1.0, 8.0), atol=1e-9)
     good = live.inner_html('[data-panel="attention-matrix"]')
     live.fill("#tokens", "   ")

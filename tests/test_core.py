@@ -712,3 +712,40 @@ def _block(p_kw=(), gated=False, x=None, n_heads=2, **kw):
 def test_transformer_block_rejects_invalid_arguments(kw, name):
     with pytest.raises(ValueError, match=name):
         _block(**kw)
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu", "swiglu"])
+def test_block_with_mostly_unwired_ffn_units_matches_the_loop_reference(activation):
+    """The FFN skips the products of units whose input weights are all 0 (the designed model wires 14
+    of 1,024): the block must still equal the plain loop reference, idle units and their biases included."""
+    rng = np.random.default_rng(11)
+    p = make_params(rng, d_model=8, d_ff=40, gated=activation == "swiglu")
+    idle = np.ones(40, dtype=bool)
+    idle[[3, 17, 29]] = False  # three wired units
+    w_1 = np.where(idle[None, :], 0.0, p.w_1)
+    w_gate = None if p.w_gate is None else np.where(idle[None, :], 0.0, p.w_gate)
+    p = core.BlockParams(**{**p.__dict__, "w_1": w_1, "w_gate": w_gate})
+    x = rng.normal(size=(5, 8))
+    trace = core.transformer_block(x, p, 2, temperature=0.8, activation=activation)
+    want = ref_block(x.tolist(), p, 2, 0.8, None, None, activation)
+    close(trace.out, want)
+    pre_want = trace.ln1 @ w_1 + (0 if activation == "swiglu" else p.b_1)
+    close(trace.ffn_pre, pre_want)
+    if activation != "swiglu":
+        act = core.relu if activation == "relu" else core.gelu
+        close(trace.ffn_act[:, idle], np.broadcast_to(act(p.b_1[idle]), (5, int(idle.sum()))))
+
+
+def test_a_block_given_its_projections_equals_the_block_that_computes_them():
+    """project_qkv + transformer_block(qkv=...) (what a slider reuses) is the same block, to the last bit."""
+    rng = np.random.default_rng(5)
+    p = make_params(rng, d_model=8, d_ff=12)
+    x = rng.normal(size=(6, 8))
+    qkv = core.project_qkv(x, p, 2)
+    for temperature, scale in ((1.0, None), (0.3, 1.5)):
+        a = core.transformer_block(x, p, 2, temperature=temperature, scale=scale)
+        b = core.transformer_block(x, p, 2, temperature=temperature, scale=scale, qkv=qkv)
+        for name in ("q", "k", "v", "scores", "weights", "out"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    with pytest.raises(ValueError, match="q must have shape"):
+        core.transformer_block(x[:5], p, 2, qkv=qkv)

@@ -104,7 +104,7 @@ def test_csv_keeps_hostile_tokens_and_defuses_formula_starts():
 
 def test_csv_quoting_of_arbitrary_multi_character_tokens():
     """Tokens the tokenizer never makes, to test the writer itself: commas, quotes, formulas inside one cell."""
-    s, c = make(text="a b c d e f")
+    s, c = make(text="a b c d e")  # the start token + 5 words: 6 tokens, as many as below
     toks = ("=cmd()", 'say "hi", then', "<script>", "+SUM(A1)", "@x", "plain")
     fake_state = SimpleNamespace(**{**dataclasses.asdict(s), "tokens": toks})
     fake = dataclasses.replace(c, run=dataclasses.replace(c.run, tokens=toks))

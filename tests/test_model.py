@@ -4,13 +4,18 @@ Expected attention targets are linguistic facts written out here (which noun a
 pronoun stands for, which nouns are a verb's arguments, which noun a determiner
 belongs to), not numbers read off the code. Head order is the one the page
 documents: 0 coreference, 1 verb-argument, 2 previous token, 3 noun-phrase head.
+The model's tokens are the start token "<s>" (index 0) and then the words, so a
+word's index is one more than its place in the sentence.
 """
 import numpy as np
 import pytest
 
 from attention_explorer import core
 from attention_explorer.models import designed as model
-from attention_explorer.tokens import MAX_TOKENS, tokenize
+from attention_explorer.tokens import MAX_TOKENS, tokenize as words
+
+START = "<s>"  # the model's start token, always at index 0
+tokenize = model.tokenize  # the tokens as the model sees them: (START, *words)
 
 COREF, VERB, PREV, NP = 0, 1, 2, 3
 PRESETS = {p.id: p for p in model.PRESETS}
@@ -31,6 +36,22 @@ def run(text, **kw):
     toks = tokenize(text)
     emb, trace = model.forward(toks, **kw)
     return toks, emb, trace
+
+
+def test_the_tokens_are_the_start_token_then_the_words():
+    assert model.START_TOKEN == START
+    assert tokenize("The cat sat.") == (START, "The", "cat", "sat", ".")
+    assert model.MODEL.tokenize("Dogs bark") == (START, "Dogs", "bark")
+    run_ = model.MODEL.forward(tokenize("Dogs bark"), temperature=1.0, dk_scale=8.0, causal=False,
+                               activation="gelu")
+    assert run_.special == (0,), "the start token is special: not a word of the sentence"
+    assert run_.tokens[0] == START
+
+
+def test_typing_the_start_tokens_spelling_gives_ordinary_tokens():
+    """'<s>' typed by the reader is three symbols, never a second start token."""
+    toks = tokenize("<s> hi")
+    assert toks[0] == START and START not in toks[1:]
 
 
 # ---------------------------------------------------------------------------
@@ -101,7 +122,8 @@ def test_config_matches_the_documented_sizes():
     c = model.CONFIG
     assert (c.d_model, c.n_heads, c.d_head, c.d_ff) == (256, 4, 64, 4 * 256)
     assert c.n_heads * c.d_head == c.d_model
-    assert c.max_tokens == MAX_TOKENS
+    assert c.max_tokens == MAX_TOKENS + 1, "the start token + the tokenizer's limit on words"
+    assert model.DESCRIPTION.max_tokens == c.max_tokens
 
 
 def test_default_scale_is_the_square_root_of_d_head():
@@ -170,13 +192,29 @@ def test_token_features_are_zero_or_one_and_mark_every_token_and_the_start():
         f = model.token_features(t, i, toks)
         assert set(f.values()) <= {0.0, 1.0}
         assert f["any token"] == 1.0
-        assert f["sentence start"] == (1.0 if i == 0 else 0.0)
+        assert f["start token"] == (1.0 if i == 0 else 0.0), "only <s> is the start token, not the first word"
+
+
+def test_the_start_token_has_no_features_but_being_a_token_and_the_start():
+    """It is not a word: no part of speech, nothing a head copies, nothing an FFN detector reads."""
+    toks = tokenize("Sarah saw the dog")
+    on = {name for name, v in model.token_features(START, 0, toks).items() if v}
+    assert on == {"any token", "start token"}
+    assert model.describe_token(START, 0, toks)[0] == "start token"
+
+
+def test_the_lexicon_reads_the_words_only():
+    """The first word is still the sentence's first word for the tagger ('Wugs' is no name there),
+    and a name right after the start token is still a name."""
+    assert "proper noun" not in tags("Wugs sleep", "Wugs")
+    assert {"proper noun", "female", "human", "subject"} <= set(tags("Sarah saw the dog", "Sarah"))
+    assert {"determiner", "modifier"} <= set(tags("The cat sat", "The"))
 
 
 def test_token_features_insist_on_a_consistent_index():
-    toks = ["The", "cat"]
+    toks = [START, "The", "cat"]
     with pytest.raises(AssertionError):
-        model.token_features("dog", 1, toks)
+        model.token_features("dog", 2, toks)
 
 
 def test_forward_is_deterministic():
@@ -210,7 +248,17 @@ def test_forward_rejects_empty_and_overlong_token_lists():
     with pytest.raises(ValueError):
         model.forward([])
     with pytest.raises(ValueError):
-        model.forward(["a"] * (model.CONFIG.max_tokens + 1))
+        model.forward([START])  # no word
+    with pytest.raises(ValueError, match="words"):
+        model.forward([START] + ["a"] * model.CONFIG.max_tokens)
+    model.forward([START] + ["a"] * (model.CONFIG.max_tokens - 1))  # the longest sentence runs
+
+
+def test_forward_wants_the_start_token_first_and_only_first():
+    with pytest.raises(ValueError, match="start token"):
+        model.forward(["The", "cat"])
+    with pytest.raises(ValueError, match="start token"):
+        model.forward([START, "The", START, "cat"])
 
 
 @pytest.mark.parametrize("activation", ["relu", "gelu", "swiglu"])
@@ -242,7 +290,7 @@ def test_higher_temperature_softens_the_coreference_answer():
 # ---------------------------------------------------------------------------
 def test_default_sentence_is_the_first_preset_with_it_as_query():
     toks = tokenize(model.DEFAULT_TEXT)
-    assert len(toks) == 8
+    assert len(toks) == 1 + 8, "the start token and eight words"
     assert toks[model.DEFAULT_QUERY] == "it"
     assert model.PRESETS[0].text == model.DEFAULT_TEXT and model.PRESETS[0].query == model.DEFAULT_QUERY
 
@@ -259,9 +307,10 @@ def test_presets_are_well_formed():
     assert len(PRESETS) == len(model.PRESETS), "preset ids are unique"
     for p in model.PRESETS:
         toks = tokenize(p.text)
-        assert 0 <= p.query < len(toks)
+        assert 0 < p.query < len(toks), "the query is a word, not the start token"
+        assert 0 <= p.head < model.CONFIG.n_heads
         assert p.title and len(p.look_for) > 40
-    longest = max(len(tokenize(p.text)) for p in model.PRESETS)
+    longest = max(len(words(p.text)) for p in model.PRESETS)
     assert MAX_TOKENS - 4 <= longest <= MAX_TOKENS, "one preset is a long sentence near the limit"
 
 
@@ -276,13 +325,135 @@ def test_what_the_preset_texts_promise_when_a_word_is_changed(text, pronoun, nou
     assert toks[int(row.argmax())] == noun
 
 
-def test_each_presets_query_is_a_token_the_heads_act_on():
+def test_each_presets_query_is_a_token_its_head_acts_on():
     for p in model.PRESETS:
         toks = tokenize(p.text)
         word = toks[p.query]
-        acts = ({pron for pron, _ in COREF_FACTS[p.id]} | set(VERB_FACTS[p.id])
-                | {w.partition("#")[0] for w in NP_FACTS[p.id]})
-        assert word in acts, f"{p.id}: query {word!r} is not a pronoun, verb or modifier"
+        acts = {COREF: {pron for pron, _ in COREF_FACTS[p.id]}, VERB: set(VERB_FACTS[p.id]),
+                NP: {w.partition("#")[0] for w in NP_FACTS[p.id]}}.get(p.head, set(toks[1:]))
+        assert word in acts, f"{p.id}: query {word!r} is not something head {p.head} acts on"
+
+
+# What each preset's note says about the head and query it opens, read from the note itself:
+# (head, query word, the key the query attends to most). The list's note says 'I' and 'apples'
+# get equal shares, so either may come out on top.
+PRESET_NOTES = {
+    "tired-cat": (COREF, "it", {"cat"}),
+    "cat-dog": (COREF, "it", {"cat"}),
+    "cat-dogs": (COREF, "they", {"dogs"}),
+    "man-mat": (COREF, "it", {"mat"}),
+    "she-he": (COREF, "she", {"Mary"}),
+    "trophy": (COREF, "it", {"trophy"}),
+    "agreement": (VERB, "are", {"keys"}),
+    "list": (VERB, "bought", {"I", "apples"}),
+    "question": (VERB, "did", {"dog"}),
+    "noun-phrase": (NP, "big", {"dog"}),
+    "nonsense": (VERB, "sleep", {"ideas"}),
+    "two-sentences": (COREF, "It", {"dog"}),
+    "long": (COREF, "they", {"dogs"}),
+}
+
+
+@pytest.mark.parametrize("pid", list(PRESETS))
+def test_each_presets_note_is_true_for_the_head_and_query_it_opens(pid):
+    """The preset opens the head and query its note is about, and there the query's strongest key is the
+    token the note names (e.g. 'Agreement' opens the verb head on 'are', which looks at 'keys')."""
+    assert set(PRESET_NOTES) == set(PRESETS)
+    head, query, keys = PRESET_NOTES[pid]
+    p = PRESETS[pid]
+    toks, _, trace = run(p.text)
+    assert (p.head, toks[p.query]) == (head, query), f"{pid} opens head {p.head} on {toks[p.query]!r}"
+    row = trace.weights[head, p.query]
+    assert toks[int(row.argmax())] in keys, f"{query!r} looks most at {toks[int(row.argmax())]!r}, not {keys}"
+    assert sum(row[idx(toks, k)] for k in keys) > 0.5
+    for k in keys:
+        assert f"'{k}'" in p.look_for, f"the note of {pid} names {k!r}"
+
+
+def test_the_list_notes_equal_shares_are_equal():
+    toks, _, trace = run(PRESETS["list"].text)
+    row = trace.weights[VERB, idx(toks, "bought")]
+    assert row[idx(toks, "I")] == pytest.approx(row[idx(toks, "apples")], abs=1e-9)
+    others = [row[j] for j in range(len(toks)) if toks[j] not in ("I", "apples")]
+    assert row[idx(toks, "I")] > max(others), "they are the nearest arguments: nearest first"
+
+
+def test_the_noun_phrase_notes_causal_mask_story():
+    """'The', 'big' and 'brown' find no noun and rest on <s>; 'three' and 'small' grab 'dog'."""
+    toks, _, trace = run(PRESETS["noun-phrase"].text, causal=True)
+    w = trace.weights[NP]
+    for m in ("The", "big", "brown"):
+        assert int(w[idx(toks, m)].argmax()) == 0 and w[idx(toks, m), 0] > 0.5, m
+    for m in ("three", "small"):
+        assert toks[int(w[idx(toks, m)].argmax())] == "dog", m
+
+
+def test_the_long_notes_second_choice_is_fields():
+    toks, _, trace = run(PRESETS["long"].text)
+    row = trace.weights[COREF, idx(toks, "they")]
+    assert [toks[j] for j in np.argsort(-row)[:2]] == ["dogs", "fields"]
+
+
+# ---------------------------------------------------------------------------
+# the start token: where heads with nothing to do rest, and why that is a no-op
+# ---------------------------------------------------------------------------
+def test_attending_to_the_start_token_writes_nothing_into_any_head_slot():
+    """What a head copies from <s> into the residual stream (v_<s> W_O, per head) is exactly zero."""
+    toks, _, trace = run("Sarah saw the dog in the park")
+    p, dh = model.block_params(), model.CONFIG.d_head
+    for h in range(model.CONFIG.n_heads):
+        assert not (trace.v[h, 0] @ p.w_o[h * dh:(h + 1) * dh]).any(), f"head {h}"
+
+
+def test_a_token_resting_on_the_start_token_is_changed_little():
+    """'saw' is nobody's pronoun: in the coreference head it rests on <s>, and the head's slot of its
+    attention output stays near zero (what little there is comes from the few % elsewhere)."""
+    toks, _, trace = run("Sarah saw the dog in the park")
+    saw = idx(toks, "saw")
+    assert trace.weights[COREF, saw, 0] > 0.9
+    slot = slice(model.SLOT_START, model.SLOT_START + len(model.COPIED))
+    assert np.abs(trace.attn_out[saw, slot]).max() < 0.1
+
+
+def test_the_start_token_fires_no_ffn_detector():
+    """Every detector's pre-activation is below its threshold for <s> (GELU leaves a small negative
+    number for a unit that is off, as for any word; ReLU leaves exactly zero)."""
+    wired = [u for u, name in enumerate(model.UNIT_NAMES) if name]
+    _, _, trace = run("The cat sat down because it was tired")
+    assert (trace.ffn_pre[0, wired] < 0).all()
+    _, _, relu = run("The cat sat down because it was tired", activation="relu")
+    assert not relu.ffn_out[0].any()
+
+
+@pytest.mark.parametrize("text,word,head", [
+    ("Where is it?", "it", COREF),  # no noun at all: nothing to resolve
+    ("I saw it yesterday.", "it", COREF),
+    ("They said that they would come.", "they", COREF),  # a pronoun is no antecedent
+    ("Come here quickly!", "Come", VERB),  # an imperative with no argument
+    ("Sit down.", "Sit", VERB),
+])
+def test_a_query_that_finds_nothing_rests_on_the_start_token(text, word, head):
+    toks, _, trace = run(text)
+    row = trace.weights[head, idx(toks, word)]
+    assert int(row.argmax()) == 0, f"{word!r} looks most at {toks[int(row.argmax())]!r}"
+    assert max(row[1:]) < 0.5, "no word gets the attention it did not earn"
+
+
+def test_a_sentence_starting_with_a_name_does_not_make_everything_attend_to_it():
+    """The old sink was the first word: 'Sarah' took every row. Now only the rows that mean it do."""
+    toks, _, trace = run("Sarah saw the dog in the park and she waved at it.")
+    sarah = idx(toks, "Sarah")
+    for h in range(model.CONFIG.n_heads):
+        rows = {toks[i] for i in range(len(toks)) if trace.weights[h, i, sarah] >= 0.5}
+        assert rows <= {"saw", "she", "waved", "and"}, (h, rows)  # its verbs, its pronoun, its next token
+    assert {toks[i] for i in range(len(toks)) if trace.weights[COREF, i, sarah] >= 0.5} == {"she"}
+
+
+def test_the_default_query_is_the_first_pronoun_else_the_last_token():
+    assert model.default_query(tokenize("The cat sat down because it was tired")) == 6
+    assert model.default_query(tokenize("Mary lost her keys and she cried")) == 3  # 'her' (a possessive)
+    assert model.default_query(tokenize("I saw them")) == 3  # 'I' stands for no noun; 'them' does
+    assert model.default_query(tokenize("Dogs bark.")) == 3  # no pronoun: the last token, '.'
 
 
 # ---------------------------------------------------------------------------
@@ -298,8 +469,9 @@ def test_coreference_head_on_every_preset(pid):
         i, j = idx(toks, pron), idx(toks, noun)
         assert int(w[i].argmax()) == j, f"{pron!r} should look at {noun!r}, looks at {toks[int(w[i].argmax())]!r}"
         assert w[i, j] > 0.5
+    assert toks[0] == START
     for i in set(range(len(toks))) - pronouns:
-        assert int(w[i].argmax()) == 0, f"{toks[i]!r} has nothing to resolve: it rests on the first token"
+        assert int(w[i].argmax()) == 0, f"{toks[i]!r} has nothing to resolve: it rests on the start token"
 
 
 @pytest.mark.parametrize("pid", list(VERB_FACTS))
@@ -312,15 +484,17 @@ def test_verb_head_on_every_preset(pid):
         arg_idx = [idx(toks, a) for a in args]
         assert toks[int(w[i].argmax())] in args, f"{verb!r} should look at one of {sorted(args)}"
         assert w[i, arg_idx].sum() > 0.5, f"{verb!r} puts most of its attention on its arguments"
+    assert toks[0] == START
     for i in set(range(len(toks))) - verbs:
-        assert int(w[i].argmax()) == 0, f"{toks[i]!r} is not a verb: it rests on the first token"
+        assert int(w[i].argmax()) == 0, f"{toks[i]!r} is not a verb: it rests on the start token"
 
 
 @pytest.mark.parametrize("pid", list(PRESETS))
 def test_previous_token_head_on_every_preset(pid):
     toks, _, trace = run(PRESETS[pid].text)
     w = trace.weights[PREV]
-    assert int(w[0].argmax()) == 0, "the first token has no predecessor and looks at itself"
+    assert int(w[0].argmax()) == 0, "the start token has no predecessor and looks at itself"
+    assert int(w[1].argmax()) == 0, "the first word looks at the start token"
     for i in range(1, len(toks)):
         assert int(w[i].argmax()) == i - 1
         assert w[i, i - 1] > 0.5
@@ -335,8 +509,9 @@ def test_noun_phrase_head_on_every_preset(pid):
         i, j = idx(toks, mod), idx(toks, noun)
         assert int(w[i].argmax()) == j, f"{mod!r} should look at {noun!r}, looks at {toks[int(w[i].argmax())]!r}"
         assert w[i, j] > 0.5
+    assert toks[0] == START
     for i in set(range(len(toks))) - modifiers:
-        assert int(w[i].argmax()) == 0, f"{toks[i]!r} describes no noun: it rests on the first token"
+        assert int(w[i].argmax()) == 0, f"{toks[i]!r} describes no noun: it rests on the start token"
 
 
 # ---------------------------------------------------------------------------
@@ -479,7 +654,7 @@ def tags(text, ref):
     ("The women sang", "women", {"noun", "plural", "human", "female"}, set()),
     ("I did n't go", "n't", {"negation"}, set()),
     ("We like the big ball", "big", {"adjective", "modifier"}, set()),
-    ("Where is it?", "Where", {"question word", "sentence start"}, set()),
+    ("Where is it?", "Where", {"question word"}, {"start token"}),  # the first word is a word
     ("Wait, stop!", ",", {"comma"}, set()),
     ("Wait, stop!", "!", {"sentence end"}, set()),
 ])

@@ -16,6 +16,25 @@ def test_template_fills_every_panel_and_marker():
     assert "<!--" not in re.sub(r"<!--\s*-->", "", html.split("<body>")[1]), "a template marker was left unfilled"
 
 
+def test_only_the_first_screen_is_live_markup_at_first_paint():
+    """Panels below the first screen ship as inert <template>s (a light first paint); the bridge shows
+    them when they come near the viewport. The first screen itself is ordinary markup."""
+    html = build.render_page()
+    for pid in page.PANELS:
+        m = re.search(rf'data-panel="{pid}"[^>]*>(.*?)</div>', html, re.S)
+        is_template = m.group(1).lstrip().startswith("<template data-prerendered>")
+        assert is_template == (pid not in page.FIRST_SCREEN), pid
+
+
+def test_pyscript_loads_no_editor_terminal_or_game_plugin():
+    """The page has no editor, terminal or game: PyScript's config turns those plugins off."""
+    html = build.render_page()
+    for tag in ("py-config", "mpy-config"):
+        raw = re.search(rf'<{tag} type="json">(.*?)</{tag}>', html, re.S).group(1)
+        plugins = json.loads(raw)["plugins"]
+        assert {"!py-editor", "!py-terminal", "!py-game"} <= set(plugins)
+
+
 def test_worker_config_lists_every_module_and_is_valid_json():
     html = build.render_page()
     raw = re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html, re.S).group(1)
@@ -48,7 +67,7 @@ def test_every_panel_declares_each_state_field_its_markup_depends_on():
                  "temperature": (designed, 2.5), "dk_scale": (designed, 3.0), "causal": (designed, True),
                  "activation": (designed, "relu"), "stage": (designed, 4), "routing_all_heads": (designed, True),
                  "demo_dk": (designed, 200), "panel": (designed, "ffn"), "model": (designed, "toy"),
-                 "layer": (toy, 1)}
+                 "layer": (toy, 1), "key": (designed, 2)}
         assert set(other) == set(st.State.__dataclass_fields__), "give every state field another value here"
         for name, (base, value) in other.items():
             before = page.render_panels(base)
@@ -57,3 +76,29 @@ def test_every_panel_declares_each_state_field_its_markup_depends_on():
             for pid, markup in after.items():
                 if markup != before[pid]:
                     assert name in page.PANELS[pid].depends, f"panel {pid} draws {name} but does not declare it"
+
+
+def test_first_paint_holds_at_most_1500_elements():
+    """The pre-rendered page, as parsed before any script runs: template contents are not in the DOM."""
+    from html.parser import HTMLParser
+
+    class Count(HTMLParser):
+        VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+        def __init__(self):
+            super().__init__()
+            self.n, self.in_template = 0, 0
+
+        def handle_starttag(self, tag, attrs):
+            if self.in_template == 0:
+                self.n += 1
+            if tag == "template":
+                self.in_template += 1
+
+        def handle_endtag(self, tag):
+            if tag == "template":
+                self.in_template -= 1
+
+    counter = Count()
+    counter.feed(build.render_page())
+    assert counter.n <= 1500, f"{counter.n} elements at first paint"

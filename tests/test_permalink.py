@@ -25,7 +25,7 @@ def assert_valid(s: st.State) -> None:
     """A state the page can draw: its sentence tokenizes and every field is in its range."""
     assert isinstance(s, st.State)
     toks = s.tokens  # raises if the sentence is unusable
-    assert 1 <= len(toks) <= tokens.MAX_TOKENS
+    assert 1 <= len(toks) <= tokens.MAX_TOKENS + 1  # the words and the designed model's start token
     assert 0 <= s.query < len(toks)
     assert 0 <= s.head < N_HEADS
     assert st.TEMPERATURE_RANGE[0] <= s.temperature <= st.TEMPERATURE_RANGE[1]
@@ -120,8 +120,8 @@ FIELD_VALUES = [
 @pytest.mark.parametrize("field, value", FIELD_VALUES, ids=[f"{f}={str(v)[:12]}" for f, v in FIELD_VALUES])
 def test_each_field_round_trips_through_the_link_on_its_own(field, value):
     s = replace(**{field: value})
-    if field == "text":
-        s = dataclasses.replace(s, query=min(DEFAULT.query, len(s.tokens) - 1))  # what set_text does
+    if field == "text":  # the state the page reaches by typing it: the query moves off the default's "it"
+        s = st.apply_event(DEFAULT, {"type": "set_text", "value": value})
     assert_valid(s)
     assert permalink.decode(permalink.encode(s)) == (s, [])
 
@@ -285,8 +285,20 @@ def test_sentence_is_applied_before_the_query_whatever_the_key_order():
 
 def test_query_beyond_the_links_sentence_is_ignored():
     s, notices = permalink.decode("s=Dogs+bark.&q=5")
-    assert s.text == "Dogs bark." and s.query == 2  # set_text's rule: the last token
-    assert notices == ["Ignored the link's query token: 5 is out of range (0 to 2)."]
+    assert s.tokens == ("<s>", "Dogs", "bark", ".")
+    assert s.query == 3  # set_text's rule: no pronoun in the sentence, so the last token
+    assert notices == ["Ignored the link's query token: 5 is out of range (0 to 3)."]
+
+
+def test_a_link_with_a_sentence_keeps_a_query_that_equals_the_default_index():
+    """The query follows its word when the sentence changes, so a link that gives a sentence must give
+    its query too, even when the index happens to equal the default one (here 6, the default's "it")."""
+    s = st.apply_event(DEFAULT, {"type": "preset", "value": "agreement"})
+    assert s.query == DEFAULT.query, "this preset's query sits where the default's does"
+    assert permalink.decode(permalink.encode(s)) == (s, [])
+    typed = st.apply_event(st.apply_event(DEFAULT, {"type": "set_text", "value": "a b c d e f g h i"}),
+                           {"type": "set_query", "index": DEFAULT.query})
+    assert permalink.decode(permalink.encode(typed)) == (typed, [])
 
 
 def test_query_into_an_ignored_sentence_is_ignored_too():

@@ -106,7 +106,8 @@ def test_the_designed_model_behind_the_interface_is_the_designed_model():
     toks = m.tokenize("The dog chased the cat because it was hungry")
     run = m.forward(toks, temperature=0.7, dk_scale=5.0, causal=True, activation="relu")
     emb, trace = designed.forward(list(toks), temperature=0.7, scale=5.0, causal=True, activation="relu")
-    assert run.tokens == toks and len(run.layers) == 1 and run.special == ()
+    assert run.tokens == toks and len(run.layers) == 1
+    assert toks[0] == "<s>" and run.special == (0,), "the start token leads and is marked special"
     assert np.array_equal(run.embedding.x, emb.x)
     for name in ("weights", "scores", "out", "ffn_act"):
         assert np.array_equal(getattr(run.layers[0], name), getattr(trace, name))
@@ -124,12 +125,15 @@ def test_descriptions_are_consistent_with_the_runs():
                 assert trace.n_heads == len(d.heads[layer]) and trace.d_head == d.d_k, model_id
                 assert trace.d_model == d.d_model and trace.d_ff == d.d_ff, model_id
             assert 0 <= d.default_query < len(run.tokens)
+            for text in (d.default_text, "zzz"):  # every model names a fallback query for any sentence
+                toks = model.tokenize(text)
+                assert 0 <= model.default_query(toks) < len(toks), model_id
             for p in d.presets:
                 assert 0 <= p.query < len(model.tokenize(p.text)), f"{model_id} preset {p.id}"
 
 
 def test_run_arrays_are_read_only():
-    run = models.get("designed").forward(("a", "cat"), temperature=1.0, dk_scale=8.0, causal=False,
+    run = models.get("designed").forward(("<s>", "a", "cat"), temperature=1.0, dk_scale=8.0, causal=False,
                                          activation="gelu")
     for arr in (run.embedding.token, run.embedding.position, run.embedding.x, run.layers[0].weights):
         with pytest.raises(ValueError):
@@ -211,3 +215,51 @@ def test_exports_name_the_model_and_layer(toy):
     assert doc["d_k"] == toy_model.D_K
     assert np.array_equal(np.array(doc["weights"]), st.compute(s).run.layers[1].weights[s.head])
     assert doc["tokens"][0] == toy_model.SPECIAL
+
+
+# --------------------------------------------------------------------------- special tokens and preset notes in the views
+
+def chips_of(state):
+    from attention_explorer.views import controls
+
+    tree = parse(controls.render_token_chips(state, st.compute(state)))
+    return tree.find_all("button", data_token_index=True), tree.find_all("p", class_="token-count")[0]
+
+
+def test_the_start_token_chip_is_marked_special_and_named():
+    """A student must not take <s> for a word they typed: its chip says what it is."""
+    chips, count = chips_of(st.State())
+    assert [c.has_class("is-special") for c in chips] == [True] + [False] * 8
+    start = chips[0]
+    name = start.all_text()  # what a screen reader says: the visible text and the hidden explanation
+    assert name.startswith("0") and name.endswith("<s>")
+    for said in (name, start.attrs["title"]):
+        assert "start token" in said and "not a word of the sentence" in said
+    assert not any("title" in c.attrs or c.find_all(class_="sr-only") for c in chips[1:]), "words are just words"
+    text = count.all_text()
+    assert text.startswith("9 tokens (8 from the sentence + start token <s>)"), text
+    assert count.attrs["data-token-count"] == "9", "the count of chips, specials included"
+
+
+def test_token_chips_name_any_models_specials(toy):
+    """The view reads run.special and the tokens, so the toy model's [CLS] is named the same way."""
+    s = st.apply_event(st.State(), {"type": "set_model", "value": "toy"})
+    chips, count = chips_of(s)
+    assert [c.has_class("is-special") for c in chips] == [True] + [False] * (len(chips) - 1)
+    assert "[CLS]: start token" in chips[0].attrs["title"]
+    assert f"({len(chips) - 1} from the sentence + start token [CLS])" in count.all_text()
+
+
+def test_the_preset_note_names_the_head_and_the_query_it_opened():
+    from attention_explorer.views import explain
+
+    def note(preset_id, heads=designed.HEADS):
+        s = st.apply_event(st.State(), {"type": "preset", "value": preset_id})
+        return parse(explain.preset_info(s, designed.PRESETS, heads)).all_text()
+
+    assert "Head 2 (Verb and its arguments), query 'are': 'are' looks at 'keys'" in note("agreement")
+    assert "Head 4 (Noun-phrase head), query 'big':" in note("noun-phrase")
+    assert "Head 1 (Coreference), query 'it':" in note("tired-cat")
+    assert "Head 2, query 'are':" in note("agreement", heads=()), "without the heads, the head by number"
+    own = st.apply_event(st.State(), {"type": "set_text", "value": "Hi"})
+    assert "Your own sentence" in explain.preset_info(own, designed.PRESETS, designed.HEADS)

@@ -13,8 +13,8 @@ from attention_explorer.tokens import MAX_TOKENS
 
 def test_default_state_is_the_default_sentence_with_the_pronoun_as_query():
     s = st.State()
-    assert s.text == model.DEFAULT_TEXT and len(s.tokens) == 8
-    assert s.tokens[s.query] == "it"
+    assert s.text == model.DEFAULT_TEXT and len(s.tokens) == 1 + 8  # the start token <s> + 8 words
+    assert s.tokens[0] == "<s>" and s.tokens[s.query] == "it"
     assert s.dk_scale == math.sqrt(model.CONFIG.d_head) == 8.0
     assert s.temperature == 1.0
 
@@ -56,14 +56,83 @@ def test_bad_events_raise_a_message_for_the_right_field(event, field):
 def test_new_text_keeps_the_query_inside_the_sentence():
     s = dataclasses.replace(st.State(), query=7)
     s2 = st.apply_event(s, {"type": "set_text", "value": "Birds sing"})
-    assert s2.query == 1 and s2.tokens == ("Birds", "sing")
+    assert s2.tokens == ("<s>", "Birds", "sing") and s2.query == 2  # no pronoun: the last token
 
 
-def test_every_preset_loads_with_its_suggested_query():
+# --------------------------------------------------------------------------- the query follows its word
+
+def retype(s, text):
+    return st.apply_event(s, {"type": "set_text", "value": text})
+
+
+def test_adding_a_word_before_the_query_keeps_it_on_its_word():
+    s = st.State()
+    assert s.tokens[s.query] == "it"
+    s2 = retype(s, "The cat sat down quietly because it was tired")
+    assert s2.tokens[s2.query] == "it" and s2.query == s.query + 1, "'it' moved right; the query with it"
+
+
+def test_the_query_follows_the_same_occurrence_of_a_repeated_word():
+    s = retype(st.State(), "the dog saw the cat")
+    s = st.apply_event(s, {"type": "set_query", "index": 4})  # the second "the"
+    s2 = retype(s, "yesterday the dog saw the cat")
+    assert s2.query == 5 and s2.tokens[s2.query] == "the"
+
+
+def test_editing_elsewhere_leaves_the_query_on_its_word():
+    s = st.apply_event(st.State(), {"type": "set_query", "index": 2})  # "cat"
+    s2 = retype(s, "The cat sat down because it was very tired")
+    assert s2.query == 2 and s2.tokens[2] == "cat"
+
+
+def test_deleting_the_query_word_falls_back_to_the_first_pronoun():
+    s = st.apply_event(st.State(), {"type": "set_query", "index": 2})  # "cat"
+    s2 = retype(s, "The dog sat down because it was tired and he smiled")
+    assert s2.tokens[s2.query] == "it", "'cat' is gone: the first pronoun takes the query"
+    s3 = retype(st.apply_event(st.State(), {"type": "set_query", "index": 2}), "Mary sat down and her dog barked")
+    assert s3.tokens[s3.query] == "her", "a possessive stands for a noun too"
+
+
+def test_no_pronoun_means_the_last_token():
+    s = st.State()  # query on "it"
+    s2 = retype(s, "The cat sat down because cats do that.")
+    assert s2.query == len(s2.tokens) - 1 and s2.tokens[s2.query] == "."
+
+
+def test_the_query_on_the_start_token_stays_there():
+    s = st.apply_event(st.State(), {"type": "set_query", "index": 0})
+    assert retype(s, "Something else entirely").query == 0
+
+
+def test_changing_the_model_keeps_the_query_on_its_word_where_it_can():
+    """The toy model's tokens differ ("[CLS]" and whitespace words), yet the query stays on "it";
+    a word the other tokenizer splits differently falls back to that model's default."""
+    import toy_model
+
+    with toy_model.registered():
+        s = st.State()
+        toy = st.apply_event(s, {"type": "set_model", "value": "toy"})
+        assert toy.tokens[0] == "[CLS]" and toy.tokens[toy.query] == "it"
+        back = st.apply_event(toy, {"type": "set_model", "value": "designed"})
+        assert back.query == s.query
+        s2 = st.apply_event(retype(s, "It is late."), {"type": "set_query", "index": 4})  # "."
+        toy2 = st.apply_event(s2, {"type": "set_model", "value": "toy"})
+        assert toy2.tokens == ("[CLS]", "It", "is", "late.") and toy2.query == 3  # no "." alone: the last token
+
+
+def test_every_preset_loads_with_its_head_and_query():
     for p in model.PRESETS:
         s = st.apply_event(st.State(), {"type": "preset", "value": p.id})
-        assert s.text == p.text and 0 <= s.query < len(s.tokens)
+        assert s.text == p.text and s.query == p.query and (s.layer, s.head) == (0, p.head)
+        assert 0 < s.query < len(s.tokens)
         assert page.control_values(s)["preset"] == p.id
+
+
+def test_agreement_opens_the_verb_head_on_are():
+    """The issue's example: 'Agreement' used to open the coreference head, where 'are' rests on the sink."""
+    s = st.apply_event(dataclasses.replace(st.State(), head=3), {"type": "preset", "value": "agreement"})
+    assert s.head == 1 and s.tokens[s.query] == "are"
+    assert model.HEADS[s.head].name == "Verb and its arguments"
 
 
 def test_reset_returns_to_the_default():
@@ -74,7 +143,7 @@ def test_reset_returns_to_the_default():
 def test_panels_redraw_only_when_their_inputs_change():
     s = st.State()
     assert page.panels_to_redraw(s, dataclasses.replace(s, demo_dk=128)) == {"why-scale"}
-    assert page.panels_to_redraw(s, dataclasses.replace(s, stage=2)) == {"stepper"}
+    assert page.panels_to_redraw(s, dataclasses.replace(s, stage=2)) == {"stepper", "stage-detail"}
     redraw_t = page.panels_to_redraw(s, dataclasses.replace(s, temperature=2.0))
     assert "attention-matrix" in redraw_t and "token-chips" not in redraw_t and "stepper" not in redraw_t
     assert "token-chips" in page.panels_to_redraw(s, dataclasses.replace(s, query=1))
@@ -120,7 +189,7 @@ def test_worker_bad_input_changes_nothing_and_says_why():
 def test_worker_stage_event_asks_to_focus_the_stage_section():
     worker.boot()
     res = worker.dispatch({"type": "set_stage", "value": "5"})
-    assert res["focus"] == "stage-ffn" and set(res["panels"]) == {"stepper"}
+    assert res["focus"] == "stage-ffn" and set(res["panels"]) == {"stepper", "stage-detail"}
 
 
 def test_hostile_text_never_reaches_markup_unescaped():

@@ -428,11 +428,13 @@ def test_ffn_curve_samples_call_the_core_activation():
         np.testing.assert_array_equal(y, fn(x))
 
 
+# HOSTILE's tokens after the start token <s> (index 0): < img src = x onerror = alert ( 1 ) > " quotes " & 😀 שלום
 @pytest.mark.parametrize("view,heading,query,escaped", [
-    (layernorm, "ln-heading", 0, "&lt;"), (layernorm, "ln-heading", 15, "&amp;"),
-    (layernorm, "ln-heading", 12, "&quot;"), (layernorm, "ln-heading", 16, "😀"),
-    (ffn, "ffn-heading", 0, "&lt;"), (ffn, "ffn-heading", 11, "&gt;"),
-    (ffn, "ffn-heading", 15, "&amp;"), (ffn, "ffn-heading", 17, "שלום"),
+    (layernorm, "ln-heading", 1, "&lt;"), (layernorm, "ln-heading", 16, "&amp;"),
+    (layernorm, "ln-heading", 13, "&quot;"), (layernorm, "ln-heading", 17, "😀"),
+    (ffn, "ffn-heading", 1, "&lt;"), (ffn, "ffn-heading", 12, "&gt;"),
+    (ffn, "ffn-heading", 16, "&amp;"), (ffn, "ffn-heading", 18, "שלום"),
+    (ffn, "ffn-heading", 0, "&lt;s&gt;"),  # the start token's own spelling is escaped too
 ])
 def test_panel_heading_escapes_hostile_token_text(view, heading, query, escaped):
     """Reader tokens such as '<' and '&' reach the LayerNorm and FFN headings escaped, never as markup."""

@@ -67,6 +67,9 @@ class ToyModel:
             raise tokens.TokenError(f"The toy model takes at most {MAX_TOKENS - 1} words; this has {len(words)}.")
         return (SPECIAL, *words)
 
+    def default_query(self, toks) -> int:
+        return len(toks) - 1  # no lexicon to find a pronoun in: the last token
+
     def _token_vector(self, token: str) -> np.ndarray:  # -> [12], the same vector for the same token
         seed = sum(token.encode("utf-8")) + 31 * len(token)
         return np.random.default_rng(seed).normal(0.0, 1.0, 12)

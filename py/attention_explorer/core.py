@@ -109,6 +109,22 @@ def softmax(x, axis=-1):  # [..., n] -> [..., n]
     return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
 
 
+def dot_product_terms(q, k):  # [d], [d] -> [d]
+    # q·k taken apart: the per-dimension products q[d]·k[d], which sum to the score
+    q, k = _f64("q", q, ndim=1), _f64("k", k, ndim=1)
+    _check_shape("k", k, q.shape)
+    return q * k
+
+
+def projection_terms(x, w, col):  # [d_in], [d_in, d_out], int -> [d_in]
+    # (x @ w)[col] taken apart: x[a]·w[a, col] per input dimension a (the bias is not included)
+    x, w = _f64("x", x, ndim=1), _f64("w", w, ndim=2)
+    _check_shape("w", w, (x.shape[0], w.shape[1]))
+    if not 0 <= int(col) < w.shape[1]:
+        raise ValueError(f"col must be in 0..{w.shape[1] - 1}, got {col}")
+    return x * w[:, int(col)]
+
+
 def causal_mask(n):  # int -> [n, n] bool
     n = _positive_int("n", n, minimum=0)
     return np.tril(np.ones((n, n), dtype=bool))  # token i sees tokens 0..i
@@ -166,10 +182,10 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, 
     return t["attn_out"], t["weights"]
 
 
-def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask):
-    # -> dict of every intermediate of multi_head_attention
+def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask, qkv=None):
+    # -> dict of every intermediate of multi_head_attention; qkv: (q, k, v) already projected from this x
     x = _f64("x", x, ndim=2)
-    d_model = x.shape[1]
+    n, d_model = x.shape
     n_heads = _positive_int("n_heads", n_heads)
     if d_model % n_heads:
         raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
@@ -178,9 +194,14 @@ def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale,
         ws[name] = _f64(name, w)
         _check_shape(name, ws[name], (d_model, d_model))
     bs = {name: _bias(name, b, d_model) for name, b in (("b_q", b_q), ("b_k", b_k), ("b_v", b_v), ("b_o", b_o))}
-    q = split_heads(x @ ws["w_q"] + bs["b_q"], n_heads)  # [n_heads, n, d_head]
-    k = split_heads(x @ ws["w_k"] + bs["b_k"], n_heads)
-    v = split_heads(x @ ws["w_v"] + bs["b_v"], n_heads)
+    if qkv is None:
+        q = split_heads(x @ ws["w_q"] + bs["b_q"], n_heads)  # [n_heads, n, d_head]
+        k = split_heads(x @ ws["w_k"] + bs["b_k"], n_heads)
+        v = split_heads(x @ ws["w_v"] + bs["b_v"], n_heads)
+    else:
+        q, k, v = (_f64(name, a, ndim=3) for name, a in zip("qkv", qkv))
+        for name, a in zip("qkv", (q, k, v)):
+            _check_shape(name, a, (n_heads, n, d_model // n_heads))
     scores, scaled, weights, heads, scale = _attention(q, k, v, temperature, scale, mask)
     concat = merge_heads(heads)  # [n, d_model]
     attn_out = concat @ ws["w_o"] + bs["b_o"]
@@ -364,8 +385,53 @@ class BlockTrace:
         return self.ffn_pre.shape[1]
 
 
-def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=None, activation="gelu", eps=1e-5):  # [n, d_model] -> BlockTrace
-    # params: BlockParams; mask: bool broadcastable to [n, n], shared by all heads
+def _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation):  # [n, d_model], ... -> (pre, gate, act, out)
+    # pre/gate/act [n, d_ff], out [n, d_model]. swiglu: b_1 is unused (gated FFNs, as LLaMA, have no hidden
+    # bias); b_2 is kept so the three activations differ only inside the hidden layer.
+    # A unit whose input weights are all 0 has the same pre-activation (b_1, or 0) for every token. The
+    # designed model wires 14 of its 1,024 units, so the products run over the wired units only and the
+    # rest are filled in from that constant: the same numbers, without ~70x the work (a slider drags this).
+    n, d_ff = h.shape[0], w_1.shape[1]
+    swiglu = activation == "swiglu"
+    wired_mask = np.any(w_1 != 0, axis=0) | (np.any(w_gate != 0, axis=0) if swiglu else False)  # [d_ff]
+    wired = np.flatnonzero(wired_mask)
+    if len(wired) > d_ff // 2:  # dense: the plain products are faster than indexing
+        wired = np.arange(d_ff)
+    idle = np.flatnonzero(~np.isin(np.arange(d_ff), wired))
+    if swiglu:
+        pre = np.zeros((n, d_ff))
+        gate = np.zeros((n, d_ff))
+        pre[:, wired] = h @ w_1[:, wired]
+        gate[:, wired] = h @ w_gate[:, wired]
+        act = silu(gate) * pre
+    else:
+        pre = np.broadcast_to(b_1, (n, d_ff)).copy()
+        pre[:, wired] += h @ w_1[:, wired]
+        gate = None
+        fn = relu if activation == "relu" else gelu
+        act = np.empty((n, d_ff))
+        act[:, wired] = fn(pre[:, wired])
+        act[:, idle] = fn(b_1[idle])  # the same for every token
+    out = act[:, wired] @ w_2[wired] + b_2
+    if len(idle):
+        out = out + act[0, idle] @ w_2[idle]  # idle units: one constant row, added to every token
+    return pre, gate, act, out
+
+
+def project_qkv(x, params, n_heads):  # [n, d_model], BlockParams, int -> ([n_heads, n, d_head] x 3)
+    # Q, K, V of a block: they depend on x and the weights only, not on temperature or scale, so a
+    # caller that moves a slider can compute them once and hand them to transformer_block(qkv=...)
+    x = _f64("x", x, ndim=2)
+    n_heads = _positive_int("n_heads", n_heads)
+    d_model = x.shape[1]
+    p = params
+    return tuple(split_heads(x @ _f64(f"w_{c}", w) + _bias(f"b_{c}", b, d_model), n_heads)
+                 for c, w, b in (("q", p.w_q, p.b_q), ("k", p.w_k, p.b_k), ("v", p.w_v, p.b_v)))
+
+
+def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=None, activation="gelu", eps=1e-5, qkv=None):  # [n, d_model] -> BlockTrace
+    # params: BlockParams; mask: bool broadcastable to [n, n], shared by all heads;
+    # qkv: project_qkv(x, params, n_heads) when the caller has it already (it must be of this x)
     _check_activation(activation, ACTIVATIONS)
     x = _f64("x", x, ndim=2)
     n, d_model = x.shape
@@ -375,27 +441,19 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
     mask = _bool_mask(mask, (n, n))  # one mask shared by all heads, stored in the trace
 
     # attention sublayer, post-LN (Vaswani et al. 2017): h = LayerNorm(x + MHA(x))
-    a = _mha(x, p.w_q, p.w_k, p.w_v, p.w_o, n_heads, p.b_q, p.b_k, p.b_v, p.b_o, temperature, scale, mask)
+    a = _mha(x, p.w_q, p.w_k, p.w_v, p.w_o, n_heads, p.b_q, p.b_k, p.b_v, p.b_o, temperature, scale, mask, qkv)
     resid1 = x + a["attn_out"]
     h, ln1_mean, ln1_std = _layer_norm(resid1, p.ln1_gamma, p.ln1_beta, eps, ("ln1_gamma", "ln1_beta"))
 
     # feed-forward sublayer: out = LayerNorm(h + FFN(h))
     h, w_1, w_2, d_ff = _ffn_weights(h, p.w_1, p.w_2)
     b_2 = _bias("b_2", p.b_2, d_model)
+    w_gate = None
     if activation == "swiglu":
         w_gate = _f64("w_gate", p.w_gate)
         _check_shape("w_gate", w_gate, (d_model, d_ff))
-        # b_1 is unused: gated FFNs (LLaMA) have no hidden bias; b_2 is kept so
-        # the three activations differ only inside the hidden layer
-        ffn_pre = h @ w_1
-        ffn_gate = h @ w_gate
-        ffn_act = silu(ffn_gate) * ffn_pre
-    else:
-        b_1 = _bias("b_1", p.b_1, d_ff)
-        ffn_pre = h @ w_1 + b_1
-        ffn_gate = None
-        ffn_act = relu(ffn_pre) if activation == "relu" else gelu(ffn_pre)
-    ffn_out = ffn_act @ w_2 + b_2
+    b_1 = _bias("b_1", p.b_1, d_ff)
+    ffn_pre, ffn_gate, ffn_act, ffn_out = _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation)
     resid2 = h + ffn_out
     out, ln2_mean, ln2_std = _layer_norm(resid2, p.ln2_gamma, p.ln2_beta, eps, ("ln2_gamma", "ln2_beta"))
 

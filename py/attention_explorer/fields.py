@@ -10,7 +10,8 @@ Kinds, and how a value of each is read from an event or a link:
 
     text    any string (the model's tokenizer decides whether it is usable)
     index   a whole number 0 <= i < count, where `of` names what it indexes
-            (tokens, heads, layers, stages: counted by state.py, which knows the model)
+            (tokens, heads, layers, stages: counted by state.py, which knows the model);
+            with auto=True also -1: "let the page choose" (e.g. the query's strongest key)
     choice  one of a set of strings; `of` names the set (models, activations, panels)
     number  a float clamped to `limits` (lo, hi); a link must give it exactly
     count   an int clamped to `limits` (lo, hi)
@@ -27,9 +28,9 @@ STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output",
           "Residual & LayerNorm", "Feed-forward")
 
 # The page's panels (page.PANELS says which view draws each); a link's "panel" must name one.
-PANEL_IDS = ("token-chips", "preset-info", "stepper", "embedding", "why-qkv", "head-info",
-             "attention-matrix", "affinity", "routing", "head-multiples", "why-scale", "multihead",
-             "layernorm", "ffn")
+PANEL_IDS = ("token-chips", "query-why", "preset-info", "stepper", "stage-detail", "embedding", "projections", "why-qkv",
+             "head-info", "attention-matrix", "qk-dot", "affinity", "routing", "head-multiples", "why-scale",
+             "multihead", "layernorm", "ffn")
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")  # the FFN nonlinearities core.transformer_block knows
 
@@ -48,6 +49,7 @@ class Field:
     limits: tuple = ()        # number/count: (lo, hi)
     step: float = 1           # number/count: the slider's step
     control: str = ""         # the id of the form control that shows it ("" when none)
+    auto: bool = False        # index: -1 is allowed and means "chosen automatically"
     model_input: bool = False  # the model's forward pass reads it: changing it changes the trace
 
     def __post_init__(self):
@@ -65,6 +67,8 @@ FIELDS: tuple[Field, ...] = (
           model_input=True),
     Field("text", "text", FROM_MODEL, "s", "sentence", "set_text", control="tokens", model_input=True),
     Field("query", "index", FROM_MODEL, "q", "query token", "set_query", of="tokens"),
+    # the key whose score the Q·K breakdown takes apart; -1: the query's strongest key
+    Field("key", "index", -1, "k", "key token", "set_key", of="tokens", auto=True),
     Field("layer", "index", 0, "l", "layer", "set_layer", of="layers", control="layer"),
     Field("head", "index", 0, "h", "head", "set_head", of="heads", control="head"),
     # T < 0.05 is indistinguishable from argmax here; T > 5 from uniform

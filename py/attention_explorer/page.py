@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from . import state as st
 from .fields import MODEL_INPUTS, PANEL_IDS
 from .views import (affinity, attention_matrix, controls, embedding, explain, ffn, layernorm,
-                    multihead, routing, share, stepper, why)
+                    multihead, projections, qk_dot, routing, share, stepper, why)
+from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
 
 
@@ -22,6 +24,7 @@ from .views.markup import esc
 class Panel:
     render: Callable  # (state, computed) -> markup
     depends: frozenset  # State fields whose change means this panel must be redrawn
+    render_live: Optional[Callable] = None  # the worker's redraws, when lighter than the pre-render
 
 
 def _fields(*names: str) -> frozenset:
@@ -34,12 +37,17 @@ LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 
 PANELS: dict[str, Panel] = {
     "token-chips": Panel(controls.render_token_chips, _fields("model", "text", "query")),
-    "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets), _fields("model", "text")),
+    "query-why": Panel(qk_dot.why_line, _fields(*LAYER, "query", "head")),
+    "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads[0]), _fields("model", "text")),
     "stepper": Panel(stepper.render, _fields("stage")),
+    "stage-detail": Panel(stepper.render_detail, _fields("model", "stage")),
     "embedding": Panel(embedding.render, _fields("model", "text", "query")),
+    "projections": Panel(projections.render, _fields(*LAYER, "query", "head")),
     "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head")),
     "head-info": Panel(lambda s, c: explain.head_info(s, c.heads), _fields("model", "layer", "head")),
-    "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads), _fields(*LAYER, "query", "head")),
+    "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads), _fields(*LAYER, "query", "head"),
+                              lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True)),
+    "qk-dot": Panel(qk_dot.render, _fields(*LAYER, "query", "head", "key")),
     "affinity": Panel(lambda s, c: affinity.render(s, c, c.heads), _fields(*LAYER, "query", "head")),
     "routing": Panel(lambda s, c: routing.render(s, c, c.heads),
                      _fields(*LAYER, "query", "head", "routing_all_heads")),
@@ -56,8 +64,10 @@ assert tuple(PANELS) == PANEL_IDS, "fields.PANEL_IDS must list page.PANELS, in o
 # Panels a reader can link to, embed and export, with their titles.
 EMBEDDABLE: dict[str, str] = {
     "embedding": "Token and positional embedding",
+    "projections": "Projections: Q, K and V",
     "why-qkv": "Query, key and value: a soft lookup",
     "attention-matrix": "Attention weights A",
+    "qk-dot": "Where a score comes from: q·k term by term",
     "affinity": "Query·key affinity",
     "routing": "Context vector and routing",
     "head-multiples": "All heads side by side",
@@ -74,8 +84,94 @@ def embed_panel_id(state: st.State) -> str:
     return state.panel if state.panel in EMBEDDABLE else DEFAULT_EMBED_PANEL
 
 
+def _short(x: float) -> str:
+    """1.0 -> '1', 0.5 -> '0.5', 2.8284 -> '2.828': how the page writes a setting."""
+    return f"{x:.3f}".rstrip("0").rstrip(".")
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of a model's description: its honest one-liner ("... designed by hand, not
+    learned from data.")."""
+    text = " ".join(str(text).split())
+    found = re.match(r"(.+?[.!?])(?=\s+[A-Z0-9\"“(<]|$)", text)
+    return found.group(1) if found else text
+
+
+def figure_facts(state: st.State, panel_id: str, computed=None) -> dict:
+    """What a figure shows, as plain text, for an export's caption and an embed's frame.
+
+    Names only what this panel depends on (PANELS[panel_id].depends), so that a caption never
+    claims a setting the picture ignores: the embedding panel states no head, no T; the √d_k demo
+    uses random vectors, not the sentence. Keys (each "" or [] when the panel does not depend on it):
+    title, sentence (as typed), query ('query “it” (6)'), model (its name), about (the first
+    sentence of its description), layer ('Layer 2 of 6'; "" for a one-layer model), head
+    ('Head 1: Coreference'), settings (['T = 1', '√d_k = 8', 'causal mask on', ...]),
+    changed (the settings that differ from the defaults), demo (the √d_k demo's inputs).
+    """
+    computed = computed or st.compute(state)
+    depends = PANELS[panel_id].depends
+    model = computed.model
+    toks = computed.tokens
+    facts = {"title": EMBEDDABLE[panel_id], "sentence": "", "query": "", "model": model.name,
+             "about": _first_sentence(model.about), "layer": "", "head": "", "settings": [], "changed": [],
+             "demo": ""}
+    if "text" in depends:
+        facts["sentence"] = state.text
+    if "query" in depends and 0 <= state.query < len(toks):
+        facts["query"] = f"query “{toks[state.query]}” (token {state.query})"
+    if "layer" in depends and model.n_layers > 1:
+        facts["layer"] = f"Layer {state.layer + 1} of {model.n_layers}"
+    if "head" in depends:
+        facts["head"] = f"Head {state.head + 1}: {computed.heads[state.head].name}"
+        if panel_id == "head-multiples":  # every head is drawn; the caption names the one outlined
+            facts["head"] = "selected " + facts["head"]
+    default = st.State()  # T and the activation default alike for every model; √d_k is the model's own
+    settings, changed = [], []
+
+    def setting(text: str, differs: bool):
+        settings.append(text)
+        if differs:
+            changed.append(text)
+
+    if "temperature" in depends and "layer" in depends:  # the attention's knobs, where attention is drawn
+        scale, temp = float(state.dk_scale), float(state.temperature)
+        setting(f"T = {_short(temp)}", temp != default.temperature)
+        own = "" if scale == model.true_dk_scale else f" (the model's own: {_short(model.true_dk_scale)})"
+        setting(f"√d_k = {_short(scale)}{own}", scale != model.true_dk_scale)
+        settings.append(f"scores divided by √d_k·T = {_short(scale * temp)}")
+        if state.causal:
+            setting("causal mask on", True)
+    if panel_id in ("ffn", "layernorm") and "activation" in depends:
+        setting(f"activation {ACTIVATION_LABELS.get(state.activation, state.activation)}",
+                state.activation != default.activation)
+    facts["settings"], facts["changed"] = settings, changed
+    if "demo_dk" in depends:
+        own = "" if state.demo_dk == model.d_k else f" (the model's own d_k is {model.d_k})"
+        facts["demo"] = f"Random vectors q and k with d_k = {state.demo_dk} entries each, not the sentence's{own}"
+        facts["about"] = ""
+    return facts
+
+
+def export_caption(state: st.State, panel_id: str) -> dict:
+    """The words an exported picture of a panel carries, as plain text (the page writes them as SVG
+    text, never as markup): {"title", "caption", "note"}.
+
+    caption: the sentence as typed, the query, the model, the layer (several layers only), the head,
+    T, √d_k and what the scores are divided by, the causal mask when on, each where the panel depends
+    on it; note: the model's honest one-liner ("… designed by hand, not learned from data.").
+    """
+    if panel_id not in EMBEDDABLE:
+        raise ValueError(f"no exportable panel {panel_id!r}: choose one of {', '.join(EMBEDDABLE)}")
+    f = figure_facts(state, panel_id)
+    parts = [f"“{f['sentence']}”" if f["sentence"] else "", f["query"], f["demo"], f["model"], f["layer"],
+             f["head"], ", ".join(f["settings"])]
+    return {"title": f["title"], "caption": " · ".join(p for p in parts if p), "note": f["about"]}
+
+
 def render_embed(state: st.State) -> dict[str, str]:
-    """The embed page's markup: the focused panel (default: the attention matrix) in a small frame."""
+    """The embed page's markup: the focused panel (default: the attention matrix) in a small frame
+    that names what it shows (head, model and what the model is, settings that differ from the
+    defaults), so that the embed stands alone in someone else's page."""
     from . import permalink
 
     pid = embed_panel_id(state)
@@ -84,7 +180,8 @@ def render_embed(state: st.State) -> dict[str, str]:
     chips = PANELS["token-chips"].render(state, computed)
     fragment = permalink.encode(state)
     full = "./" + ("#" + fragment if fragment else "")
-    return {"embed": share.embed_frame(state, pid, EMBEDDABLE[pid], panel, chips, full)}
+    facts = figure_facts(state, pid, computed)
+    return {"embed": share.embed_frame(state, pid, EMBEDDABLE[pid], panel, chips, full, facts=facts)}
 
 
 EMBED_HOST_SCRIPT = """<script>
@@ -110,8 +207,15 @@ def embed_snippet(state: st.State, base_url: str) -> str:
     return iframe + "\n" + EMBED_HOST_SCRIPT
 
 
+# Panels on the first screen: written into index.html as markup. The others are written as
+# <template data-prerendered> (not in the DOM until they come near the viewport), so the page's
+# first paint holds a few hundred elements instead of thousands, yet every stage still shows the
+# real pre-rendered pictures before Python is ready.
+FIRST_SCREEN = frozenset({"token-chips", "query-why", "preset-info", "head-info", "attention-matrix", "stepper",
+                          "stage-detail"})
+
 # Small panels drawn on every change even when off screen (the worker defers the big ones).
-ALWAYS_DRAWN = frozenset({"token-chips", "preset-info", "stepper", "head-info"})
+ALWAYS_DRAWN = frozenset({"token-chips", "query-why", "preset-info", "stepper", "stage-detail", "head-info"})
 
 
 def stage_section(state: st.State) -> str:
@@ -123,11 +227,20 @@ def changed_fields(old: st.State, new: st.State) -> set[str]:
     return {f for f in st.State.__dataclass_fields__ if getattr(old, f) != getattr(new, f)}
 
 
-def render_panels(state: st.State, only: set[str] | None = None) -> dict[str, str]:
-    """Markup for every panel (or only the named ones), by panel id."""
+def render_panels(state: st.State, only: set[str] | None = None, *, live: bool = False) -> dict[str, str]:
+    """Markup for every panel (or only the named ones), by panel id; live: the worker's lighter redraws."""
     computed = st.compute(state)
     ids = PANELS if only is None else [p for p in PANELS if p in only]
-    return {pid: PANELS[pid].render(state, computed) for pid in ids}
+    return {pid: ((live and PANELS[pid].render_live) or PANELS[pid].render)(state, computed) for pid in ids}
+
+
+def cell_tip(state: st.State, i: int, j: int) -> str:
+    """The derivation of heatmap cell (i, j) of the selected head: the tooltip a live heatmap leaves out."""
+    computed = st.compute(state)
+    n = len(computed.tokens)
+    if not (0 <= i < n and 0 <= j < n):
+        return ""
+    return attention_matrix.row_tips(computed.tokens, computed.trace, state.head, i)[j]
 
 
 def panels_to_redraw(old: st.State, new: st.State) -> set[str]:
@@ -154,8 +267,12 @@ def fill_template(template: str, *, worker_config: dict, state: st.State | None 
     for pid, markup in panels.items():
         marker = f"<!--panel:{pid}-->"
         assert marker in out, f"index.html has no {marker} for panel {pid!r}"
+        if pid not in FIRST_SCREEN:
+            # inert until it nears the viewport (the bridge then instantiates it): a light first paint
+            markup = f"<template data-prerendered>{markup}</template>"
         out = out.replace(marker, markup)
     model = st.description(state.model)
+    out = out.replace("<!--sentence-->", controls.render_sentence(state, model))
     out = out.replace("<!--controls-->", controls.render_controls(state, model, st.all_descriptions()))
     out = out.replace("<!--scale-demo-controls-->", why.render_scale_demo_controls(state, model.d_k))
     for pid, title in EMBEDDABLE.items():

@@ -8,7 +8,8 @@
 The fragment is a query string (application/x-www-form-urlencoded, as
 `urllib.parse.urlencode` writes it: '+' for a space, UTF-8 percent-escapes),
 with one short key per State field, in the fixed order of `KEYS`, and only the
-fields that differ from `State()`. Floats are written with `:g` when that is
+fields that differ from `State()` (plus the query whenever the model or sentence is
+written: the query follows its word, so its index must be explicit). Floats are written with `:g` when that is
 exact, else with `repr` (shortest exact form), so a link always reproduces the
 state bit for bit: decode(encode(s)) == (s, []) for every state the page can
 reach. The one exception: a sentence holding a lone UTF-16 surrogate (not
@@ -90,8 +91,12 @@ def _field_text(name: str, value) -> str:
 def encode(state: st.State) -> str:
     """The URL fragment (without '#') for state: only non-default fields, in KEYS order."""
     default = st.State()
-    pairs = [(key, _field_text(name, getattr(state, name)))
-             for name, key in KEYS.items() if getattr(state, name) != getattr(default, name)]
+    changed = {name for name in KEYS if getattr(state, name) != getattr(default, name)}
+    if changed & {"model", "text"}:
+        # the query is an index into the sentence and follows its word when the model or the sentence
+        # changes (state._follow_query), so decoding them would move a query left at the default index
+        changed.add("query")
+    pairs = [(key, _field_text(name, getattr(state, name))) for name, key in KEYS.items() if name in changed]
     return urlencode(pairs, quote_via=quote_plus)
 
 

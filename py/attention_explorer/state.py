@@ -12,6 +12,7 @@ state's model (memoised) and hands the views a `Computed` for the selected layer
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -136,11 +137,13 @@ def _flag(value) -> bool:
     return str(value).lower() in ("true", "1", "on")
 
 
-def _index(value, name: str, n: int) -> int:
+def _index(value, name: str, n: int, auto: bool = False) -> int:
     try:
         i = int(value)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a whole number; got {str(value)[:40]!r}.", field=name) from None
+    if auto and i == -1:
+        return i
     if not 0 <= i < n:
         raise InputError(f"{name} {i} is out of range: choose 0 to {n - 1}.", field=name)
     return i
@@ -172,7 +175,7 @@ def _value(field, value, state):
     if field.kind == "count":
         return int(round(_number(value, field.name, *field.limits)))
     if field.kind == "index":
-        return _index(value, field.name, extent(field.of, state))
+        return _index(value, field.name, extent(field.of, state), field.auto)
     allowed = choices(field.of, state)
     if value not in allowed:
         shown = ", ".join(a for a in allowed if a) if len(allowed) <= 8 else f"{len(allowed)} names"
@@ -182,24 +185,42 @@ def _value(field, value, state):
 
 # --------------------------------------------------------------------------- transitions
 
-def _with_text(state, text: str):
-    """state with a new sentence; the query keeps its position when it still exists, else the last token."""
+def _follow_query(old_tokens: tuple[str, ...], query: int, new_tokens: tuple[str, ...], model_id: str) -> int:
+    """Where the query goes when the tokens change: onto the same occurrence of its word when it survives
+    the edit, else to the model's default (designed model: the first pronoun, else the last token).
+
+    "Same occurrence" is identity, not position: the tokens the edit left untouched are the 'equal'
+    blocks of a diff of the two token sequences, so typing a word before "it" moves "it" one place
+    right and the query with it, while a new "it" elsewhere is a different word."""
+    matcher = difflib.SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag == "equal" and i1 <= query < i2:
+            return j1 + (query - i1)
+    return models.get(model_id).default_query(new_tokens)
+
+
+def _with_text(state, text: str, old_tokens: tuple[str, ...] | None = None):
+    """state with a new sentence; the query follows its word (_follow_query). old_tokens: what the
+    query indexes, when not the state's own tokens (the previous model's, after a change of model)."""
     try:
         toks = _tokenize(state.model, text)
     except tokens.TokenError as exc:
         raise InputError(str(exc)) from None
-    return dataclasses.replace(state, text=text, query=min(state.query, len(toks) - 1))
+    old = state.tokens if old_tokens is None else old_tokens
+    # the key goes back to "the query's strongest key": its index may not exist in the new sentence
+    return dataclasses.replace(state, text=text, query=_follow_query(old, state.query, toks, state.model),
+                               key=-1)
 
 
 def _with_model(state, model_id: str):
-    """state on another model: its √d_k; layer, head and query kept where they still exist."""
+    """state on another model: its √d_k; layer and head kept where they still exist, the query on its word."""
     d = description(model_id)
     new = dataclasses.replace(state, model=model_id, dk_scale=d.true_dk_scale,
                               layer=min(state.layer, d.n_layers - 1))
     new = dataclasses.replace(new, head=min(state.head, len(d.heads[new.layer]) - 1),
                               activation=state.activation if state.activation in d.activations
                               else d.activations[0])
-    return _with_text(new, state.text)
+    return _with_text(new, state.text, old_tokens=state.tokens)
 
 
 def apply_event(state, event: dict):
@@ -210,9 +231,15 @@ def apply_event(state, event: dict):
         preset = next((p for p in description(state.model).presets if p.id == value), None)
         if preset is None:
             raise InputError(f"Unknown preset {str(value)[:40]!r}.", field="preset")
-        return dataclasses.replace(state, text=preset.text, query=preset.query)
+        # the head and the query the preset's note talks about (its head index is in layer 0)
+        return dataclasses.replace(state, text=preset.text, query=preset.query, key=-1, layer=0,
+                                   head=preset.head)
     if kind == "reset":
         return State()
+    if kind == "pick_cell":  # a heatmap cell "i,j": query i, and key j for the Q·K breakdown
+        i, _, j = str(value).partition(",")
+        query = _index(i, "query", len(state.tokens))
+        return dataclasses.replace(state, query=query, key=_index(j, "key", len(state.tokens)))
     field = BY_EVENT.get(kind)
     if field is None:
         raise InputError(f"Unknown event type {str(kind)[:40]!r}.", field="event")
@@ -223,6 +250,8 @@ def apply_event(state, event: dict):
         return _with_text(state, value)
     if field.name == "model":
         return _with_model(state, value) if value != state.model else state
+    if field.name == "query":  # a new query: the breakdown shows its strongest key again
+        return dataclasses.replace(state, query=value, key=-1)
     if field.name == "layer":
         heads = len(description(state.model).heads[value])
         return dataclasses.replace(state, layer=value, head=min(state.head, heads - 1))

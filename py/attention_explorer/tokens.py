@@ -152,5 +152,5 @@ def tokenize(text: str) -> list[str]:
         raise TokenError("Type a sentence: at least one word.")
     if len(toks) > MAX_TOKENS:
         raise TokenError(f"That sentence has {len(toks)} tokens; the limit is {MAX_TOKENS}. "
-                         f"Shorten the sentence (every word and every punctuation mark is one token).")
+                         f"Shorten the sentence (every word, punctuation mark and symbol is one token).")
     return toks

@@ -8,8 +8,10 @@ browser; everything it calls is pure and tested in CPython.
     load_numpy()                 -> NumPy version (loads NumPy from Pyodide's lock file)
     boot(fragment, mode)         -> response      (first render; state from the URL fragment)
     dispatch(event)              -> response      (event: {"type": ..., "value": ...})
+    tip(ref)                     -> str           (a heatmap cell's derivation, left out of live markup)
     export_data(kind)            -> {"filename", "mime", "text"}   (kind: "csv" | "json")
     embed_snippet(base_url)      -> str           (an <iframe> snippet for the current view)
+    export_caption(panel_id)     -> {"title", "caption", "note"}   (plain text an SVG/PNG export carries)
     core_selftest(payload)       -> plain results (browser test: Pyodide agrees with CPython)
 
 A response is {"panels": {panel id: markup}, "values": {control id: value},
@@ -72,7 +74,7 @@ def _redraw(old, new, *, notice="", focus=""):
     if _mode == "embed":
         panels = page.render_embed(new) if old != new else {}
     else:
-        panels = page.render_panels(new, only=_panels_now(old, new))
+        panels = page.render_panels(new, only=_panels_now(old, new), live=True)
     return _reply(panels, values=page.control_values(new), notice=notice, focus=focus)
 
 
@@ -123,7 +125,17 @@ def _viewport(panel_ids):
     _visible = {str(p) for p in panel_ids}
     due = _stale & _visible
     _stale -= due
-    return _reply(page.render_panels(_state, only=due) if due else {})
+    return _reply(page.render_panels(_state, only=due, live=True) if due else {})
+
+
+def tip(ref):
+    """The text of a tooltip left out of live markup: ref {"panel", "i", "j"} (a heatmap cell)."""
+    from attention_explorer import page
+
+    ref = _plain(ref)
+    if _state is None or ref.get("panel") != "attention-matrix":
+        return ""
+    return page.cell_tip(_state, int(ref.get("i", -1)), int(ref.get("j", -1)))
 
 
 def export_data(kind):
@@ -136,6 +148,13 @@ def embed_snippet(base_url):
     from attention_explorer import page
 
     return page.embed_snippet(_state, str(base_url))
+
+
+def export_caption(panel_id):
+    """The title, caption and note an exported picture of the panel carries (plain text)."""
+    from attention_explorer import page, state as st
+
+    return page.export_caption(_state if _state is not None else st.State(), str(panel_id))
 
 
 def core_selftest(payload):
@@ -169,4 +188,4 @@ def _listify(value):
     return value.tolist() if hasattr(value, "tolist") else value
 
 
-__export__ = ["load_numpy", "boot", "dispatch", "export_data", "embed_snippet", "core_selftest"]
+__export__ = ["load_numpy", "boot", "dispatch", "tip", "export_data", "embed_snippet", "export_caption", "core_selftest"]

@@ -7,6 +7,8 @@ A model is an object with
                                            raises tokens.TokenError with a message for the reader
     forward(tokens, *, temperature, dk_scale, causal, activation) -> ModelRun
                                            every intermediate of every layer, read-only
+    default_query(tokens) -> int           the token most worth clicking in a sentence the reader
+                                           typed (the query falls back to it when its word is gone)
 
 Views draw from (state, description, run) and never import a model module, so
 a second model needs no view to know it exists. Only plain records live here.
@@ -34,7 +36,8 @@ class Preset:
     title: str
     text: str
     look_for: str  # what to look for, shown under the input
-    query: int     # index of the token most worth clicking
+    query: int     # index of the token most worth clicking (the token the note talks about)
+    head: int = 0  # 0-based index (in layer 0) of the head the note talks about; the preset opens it
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,8 @@ class Model(Protocol):
     description: ModelDescription
 
     def tokenize(self, text: str) -> tuple[str, ...]: ...
+
+    def default_query(self, tokens: tuple[str, ...]) -> int: ...
 
     def forward(self, tokens: tuple[str, ...], *, temperature: float, dk_scale: float, causal: bool,
                 activation: str) -> ModelRun: ...

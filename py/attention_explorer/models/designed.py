@@ -4,12 +4,18 @@ Random weights make meaningless attention pictures, and a trained model's
 heads are hard to read. This model is built so that each of its four heads
 does one recognisable thing on any ordinary English sentence.
 
+Its tokenizer puts a start token "<s>" in front of the words, as trained
+models do ([CLS] in BERT, <s> in RoBERTa and Llama): the tokens of
+"The cat sat" are ("<s>", "The", "cat", "sat"). It is special, not a word of
+the sentence (ModelRun.special == (0,)); the lexicon never sees it.
+
 The residual stream (d_model = 256 numbers per token) is laid out in blocks
 that never overlap, which is what makes the heads legible:
 
     dims   0..41   token features, each a named 0/1 fact from lexicon.py:
                    part of speech, singular/plural, human/animal/thing,
-                   subject/object/modifier, "refers back like it/he/she/they"...
+                   subject/object/modifier, "refers back like it/he/she/they"...;
+                   the start token has only "any token" and "start token"
     dims  42..105  empty in the input; each head writes a 16-number summary of
                    what it looked at into its own slot of 16 (attention output)
     dims 106..119  empty in the input; the feed-forward layer's 14 detectors
@@ -34,14 +40,18 @@ the units of the softmax input at the default scale √d_k = 8 and
 temperature 1, so "+4 for a noun" means e^4 ≈ 55 times more attention.
 
 Where a head has nothing to do for a token, it parks the token's attention
-on the first token: the coreference, verb and noun-phrase heads have a
-"sentence start" channel that pulls every token there (and the head's own
-queries only weakly, so they go there only when they find nothing). Trained models do the same and it has a name:
-an attention sink.
+on the start token: the coreference, verb and noun-phrase heads have a
+"sink" channel, keyed on the feature "start token", that pulls every token
+there (and the head's own queries only weakly, so they go there only when
+they find nothing). Trained models do the same with [CLS] or <s>: an
+"attention sink", or "no-op" attention.
 
 V copies the attended token's 42 features; W_O keeps 16 of them and writes
 them into the head's slot, so after attention every token also carries a
-blurred copy of what each head found. LayerNorm has gamma = 1, beta = 0.
+blurred copy of what each head found. The start token's features are only
+"any token" and "start token", and W_O keeps neither: attending to it writes
+exactly nothing into the head's slot, which is what makes it a no-op.
+LayerNorm has gamma = 1, beta = 0.
 The feed-forward layer wires only its first 14 hidden units, each a feature
 detector reading two facts ("a pronoun" and "the coreference head found an
 animal"); the other 1010 units have zero weights, kept so the shapes are
@@ -63,12 +73,17 @@ from .. import core, tokens as tokens_mod
 from . import lexicon
 from .base import DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun, Preset
 
+START_TOKEN = "<s>"  # put before the words by tokenize(); special, never a word of the sentence
+
 DESIGNED_NOT_TRAINED = (
     "The weights of this model were designed by hand, not learned from data. Each of its four "
     "heads was wired to do one thing you can name (find a pronoun's noun, link a verb to its "
     "subject and object, look one token back, join a word to the noun it describes) so that the "
-    "pictures mean something. A trained model learns its heads from billions of words; they are "
-    "rarely this tidy."
+    "pictures mean something. Like trained models, it puts a start token <s> before the words, and "
+    "a token that has nothing to do in a head rests its attention there: the start token carries "
+    "nothing the head passes on, so this \"no-op\" attention changes the token almost not at all. "
+    "A bright <s> column means \"nothing to do here\", not that the start token matters. A trained "
+    "model learns its heads from billions of words; they are rarely this tidy."
 )
 
 
@@ -78,7 +93,8 @@ class ModelConfig:
     n_heads: int = 4  # one head per hand-designed behaviour
     d_head: int = 64  # d_model / n_heads, as in Vaswani et al.; √64 = 8 is an easy scale to divide by
     d_ff: int = 1024  # 4 * d_model, the ratio of Vaswani et al. and GPT-2
-    max_tokens: int = tokens_mod.MAX_TOKENS  # the positional code and the page are checked up to this length
+    # the start token + the tokenizer's limit on words; the positional code and the page are checked up to this
+    max_tokens: int = tokens_mod.MAX_TOKENS + 1
 
     def __post_init__(self):
         assert self.n_heads * self.d_head == self.d_model, "heads must tile the residual stream exactly"
@@ -93,7 +109,7 @@ CONFIG = ModelConfig()
 # features and the layout of the residual stream
 # ---------------------------------------------------------------------------
 FEATURE_NAMES: tuple[str, ...] = (
-    "any token", "sentence start",  # always 1; 1 on the first token only
+    "any token", "start token",  # 1 on every token; 1 on the start token <s> only (the heads' sink)
     *lexicon.POS_TAGS,  # part of speech, one-hot: determiner ... symbol
     "singular", "plural", "1st person", "2nd person", "3rd person",
     "human", "animal", "inanimate", "male", "female",
@@ -126,29 +142,38 @@ HEADS: tuple[HeadInfo, ...] = (
         "subject of a clause, and for 'it' an animal over a thing. So in 'The cat sat on the mat "
         "because it was tired', 'it' goes to 'cat'. When two nouns fit equally well the attention "
         "splits between them; real meaning ('too big' vs 'too small') is beyond it. Every other token "
-        "has nothing to resolve and rests its attention on the first token."),
+        "has nothing to resolve and rests its attention on the start token <s>, as trained models rest "
+        "on [CLS] or <s>; so does a pronoun with no noun that fits ('Where is it?'). This is "
+        "\"no-op\" attention: <s> carries nothing the head passes on, so resting there changes the "
+        "token almost not at all. The bright <s> column means \"nothing to do\", not that the start "
+        "token matters."),
     HeadInfo(
         "Verb and its arguments", "verb",
         "A verb or auxiliary (sat, chased, was, did) looks at its arguments: the subject and the objects "
         "of its clause, as nouns or pronouns. A positional bump centred on the verb itself makes "
         "nearby arguments win, so in a sentence with two clauses each verb finds its own subject. "
-        "Nouns after a preposition ('on the mat') are not arguments. Tokens that are not verbs have "
-        "nothing to do here and rest their attention on the first token."),
+        "Nouns after a preposition ('on the mat') are not arguments. Tokens that are not verbs, and "
+        "verbs with no argument in sight, have nothing to do here and rest their attention on the "
+        "start token <s>: no-op attention, as in trained models, since <s> carries nothing the "
+        "head passes on."),
     HeadInfo(
         "Previous token", "prev",
         "Every token looks at the token just before it, whatever the words are: this head reads only "
         "the positional encoding. Its query is the token's own position code rotated back by one "
         "step, and the key is the position code unchanged, so the dot product peaks where the key's "
-        "position is one less than the query's. The first token has no predecessor and looks at "
-        "itself. Trained models have heads like this; they let the next layer see word pairs."),
+        "position is one less than the query's. The first word looks at the start token <s>, and <s>, "
+        "with nothing before it, looks at itself. Trained models have heads like this; they let the "
+        "next layer see word pairs."),
     HeadInfo(
         "Noun-phrase head", "np",
         "Determiners, adjectives, numbers and possessives (the, big, three, his) look ahead to the "
         "noun they describe: the first noun that ends their phrase. Content finds the nouns; a "
         "positional bump one or two tokens to the right of the query picks the nearest one ahead. "
         "In 'the big brown dog', all three modifiers look at 'dog'. Turn on the causal mask and "
-        "they can no longer see ahead, which is why left-to-right models cannot work this way. "
-        "Every other token rests its attention on the first token."),
+        "they can no longer see ahead, which is why left-to-right models cannot work this way: they "
+        "grab a noun behind them if there is one, else rest on the start token <s>. Every other "
+        "token rests its attention on <s> too: no-op attention, as in trained models, since <s> "
+        "carries nothing the head passes on."),
 )
 assert len(HEADS) == CONFIG.n_heads, "one HeadInfo per head, in head order"
 
@@ -166,20 +191,48 @@ def _dim_names() -> tuple[str, ...]:
 
 
 # ---------------------------------------------------------------------------
+# tokens: the start token, then the words
+# ---------------------------------------------------------------------------
+def tokenize(text: str) -> tuple[str, ...]:
+    """("<s>", *words): the start token, then the text split by tokens.py (which checks the word limit)."""
+    return (START_TOKEN, *tokens_mod.tokenize(text))
+
+
+def _words(tokens) -> tuple[str, ...]:
+    """The words of a token sequence: everything after the start token (what the lexicon analyses)."""
+    return tuple(tokens[1:])
+
+
+def default_query(tokens) -> int:
+    """The token most worth clicking: the first pronoun that stands for a noun (it, he, she, they and
+    their forms: what the coreference head resolves), else the last token."""
+    toks = _check_tokens(tokens)
+    analysis = lexicon.analyze(_words(toks))
+    return next((i + 1 for i, a in enumerate(analysis) if a.refers), len(toks) - 1)
+
+
+# ---------------------------------------------------------------------------
 # token features and the embedding
 # ---------------------------------------------------------------------------
-def _analysis(token: str, index: int, tokens: list[str]) -> lexicon.TokenAnalysis:
+def _analysis(token: str, index: int, tokens: list[str]) -> lexicon.TokenAnalysis | None:
+    """What the lexicon says about word tokens[index]; None for the start token (not a word)."""
     assert 0 <= index < len(tokens), f"index {index} out of range for {len(tokens)} tokens"
     assert tokens[index] == token, f"tokens[{index}] is {tokens[index]!r}, not {token!r}"
-    return lexicon.analyze(tuple(tokens))[index]
+    assert tokens[0] == START_TOKEN, f"the tokens must begin with the start token {START_TOKEN!r}"
+    if index == 0:
+        return None
+    return lexicon.analyze(_words(tokens))[index - 1]
 
 
 def token_features(token: str, index: int, tokens: list[str]) -> dict[str, float]:
-    """Every named feature of tokens[index] (0.0 or 1.0), in FEATURE_NAMES order."""
+    """Every named feature of tokens[index] (0.0 or 1.0), in FEATURE_NAMES order.
+
+    The start token has only "any token" and "start token": no part of speech, nothing a head
+    copies into its slot, nothing an FFN detector reads, so resting attention on it is a no-op."""
     a = _analysis(token, index, tokens)
+    if a is None:
+        return {name: float(name in ("any token", "start token")) for name in FEATURE_NAMES}
     on = {"any token", a.pos} | {f for f in a.feats if f in _F}
-    if index == 0:
-        on.add("sentence start")
     if a.refers:
         on.add(f"refers: {a.refers}")
     if a.role:
@@ -194,6 +247,8 @@ def token_features(token: str, index: int, tokens: list[str]) -> dict[str, float
 def describe_token(token: str, index: int, tokens: list[str]) -> list[str]:
     """Short human-readable tags for the page, e.g. ['noun', 'singular', 'animal', 'subject']."""
     a = _analysis(token, index, tokens)
+    if a is None:
+        return ["start token", "special: not a word of the sentence"]
     f = token_features(token, index, tokens)
     tags = [a.pos]
     tags += [t for t in ("singular", "plural") if f[t]]
@@ -206,19 +261,25 @@ def describe_token(token: str, index: int, tokens: list[str]) -> list[str]:
     if a.pos != lexicon.NEG and f["negation"]:
         tags.append("negation")
     tags += [t for t in ("subject", "object", "modifier") if f[t]]
-    if index == 0:
-        tags.append("sentence start")
     if a.guessed:
         tags.append("guessed from spelling")
     return tags
 
 
 def _check_tokens(tokens) -> list[str]:
+    """tokens as tokenize() returns them: the start token, then 1 to MAX_TOKENS words."""
     toks = list(tokens)
-    if not toks:
-        raise ValueError("tokens must not be empty")
+    if not toks or toks[0] != START_TOKEN:
+        raise ValueError(f"tokens must begin with the start token {START_TOKEN!r} (use tokenize(text)); "
+                         f"got {toks[:3]!r}")
+    if START_TOKEN in toks[1:]:
+        raise ValueError(f"the start token {START_TOKEN!r} may only come first; got it at index "
+                         f"{toks.index(START_TOKEN, 1)}")
+    if len(toks) == 1:
+        raise ValueError("tokens must hold at least one word after the start token")
     if len(toks) > CONFIG.max_tokens:
-        raise ValueError(f"tokens has {len(toks)} entries; the model takes at most {CONFIG.max_tokens}")
+        raise ValueError(f"tokens has {len(toks) - 1} words after the start token; the model takes at most "
+                         f"{CONFIG.max_tokens - 1} (tokens.MAX_TOKENS)")
     if not all(isinstance(t, str) and t for t in toks):
         raise ValueError("tokens must be non-empty strings")
     return toks
@@ -245,16 +306,19 @@ QUERY_GAIN = 2.0  # W_Q entries for content channels; W_K = logits * SCALE / QUE
 N_PAIRS = (CONFIG.d_model - POSITION_START) // 2  # 64 frequency pairs in the positional half
 OMEGA = 1.0 / np.power(10000.0, 2 * np.arange(N_PAIRS) / (CONFIG.d_model - POSITION_START))  # [64] rad/token
 
-# The coreference, verb and noun-phrase heads each have a "sink" channel: tokens that are not
-# the head's queries are pulled to the first token by SINK logits. The head's own queries feel
-# the pull at a tenth of the strength, so it decides only when they find nothing better (a
-# pronoun with no fitting noun, a modifier whose noun is hidden by the causal mask).
-# Heads with a positional bump need a stronger sink, since the bump pulls every token towards
-# its neighbours and the sink must win over it.
-QUERY_SINK_FRACTION = 0.1
+# The coreference, verb and noun-phrase heads each have a "sink" channel keyed on the feature
+# "start token": it pulls tokens to the start token by (others, queries) logits. Tokens that are not
+# the head's queries feel the first number, strong enough to beat the head's positional bump, which
+# pulls every token towards its neighbours. The head's own queries feel the second, weaker than any
+# target they are built to find, so they rest on the start token only when they find nothing (a
+# verb without arguments, a modifier whose noun the causal mask hides). The start token is never a
+# word, so no pull here can hand a word attention it did not earn.
 
 # head 0, coreference: what each kind of pronoun wants in its antecedent (logits)
-_NOMINAL = {"noun": 4.0, "proper noun": 4.0, "pronoun": -4.0, "subject": 2.0}  # a noun, a subject preferred
+# a noun, a subject preferred; never another pronoun or possessive (they carry "human", "male"... too),
+# and not the singular verbs and determiners ("is", "a") that the number agreement would otherwise reward
+_NOMINAL = {"noun": 4.0, "proper noun": 4.0, "pronoun": -8.0, "possessive": -8.0, "verb": -2.0,
+            "auxiliary": -2.0, "determiner": -2.0, "subject": 2.0}
 COREF_KEYS = {
     "refers: it": {**_NOMINAL, "singular": 2.0, "plural": -5.0, "human": -6.0, "animal": 1.0},
     "refers: he": {**_NOMINAL, "singular": 2.0, "plural": -5.0, "human": 2.0, "male": 3.0,
@@ -264,14 +328,16 @@ COREF_KEYS = {
     "refers: they": {**_NOMINAL, "plural": 2.0, "singular": -5.0},
 }
 COREF_GAIN = 0.8  # scales all coreference logits: 1.0 is needlessly sharp for the default sentence
-COREF_SINK = 5.0  # pronouns get 0.5: a noun at index 0 ("Mary told John...") must not win by it
+# pronouns feel 1.5: the weakest fitting noun (a thing after a preposition, 0.8 × 6 = 4.8 logits) wins
+# clearly, and a pronoun with no fitting noun ("Where is it?") rests on the start token
+COREF_SINK = (5.0, 1.5)
 
 # head 1, verb -> its arguments
 VERB_QUERY = {"verb": 1.0, "auxiliary": 1.0}
 VERB_KEYS = {"subject": 9.0, "object": 9.0}
 # a bump is (frequency pairs, shift δ, gain); gain is raw score per pair, so ÷8 for logits
 VERB_BUMP = (range(2, 26), 0.0, 1.3)  # centred on the verb: nearby arguments win by ~2.5 logits
-VERB_SINK = 8.0  # beats the bump's ~4-logit range
+VERB_SINK = (8.0, 4.0)  # others: beats the bump's ~4-logit range; verbs: an argument scores >= 9 + 1
 
 # head 2, previous token: positions only
 PREV_BUMP = (range(0, 32), 1.0, 16.0)  # the 32 fastest pairs, one step back: the peak wins by ~3.8 logits
@@ -280,7 +346,7 @@ PREV_BUMP = (range(0, 32), 1.0, 16.0)  # the 32 fastest pairs, one step back: th
 NP_QUERY = {"modifier": 1.0}
 NP_KEYS = {"noun": 9.0, "proper noun": 9.0, "modifier": -9.0}  # a noun that is not itself a modifier
 NP_BUMP = (range(0, 16), -1.5, 4.6)  # centred 1.5 tokens ahead: the noun 1-2 ahead beats one 3 ahead
-NP_SINK = 14.0  # beats the bump's ~11-logit range
+NP_SINK = (14.0, 6.0)  # others: beats the bump's ~9-logit peak; modifiers: a noun scores >= 9
 
 
 def _content_channel(w_q, w_k, col: int, query: dict, keys: dict, gain: float = 1.0) -> None:
@@ -314,9 +380,10 @@ def _attention_weights(cfg: ModelConfig):
     d, dh = cfg.d_model, cfg.d_head
     w_q, w_k, w_v, w_o = (np.zeros((d, d)) for _ in range(4))
 
-    def sink(col, queries, logit: float):  # every token -> the first token, the head's queries weakly
-        damp = {f: -(1.0 - QUERY_SINK_FRACTION) for f in queries}
-        _content_channel(w_q, w_k, col, {"any token": 1.0, **damp}, {"sentence start": logit})
+    def sink(col, queries, logits: tuple):  # every token -> the start token, the head's queries weakly
+        others, own = logits
+        damp = {f: -(1.0 - own / others) for f in queries}  # a query token: any token + its query feature
+        _content_channel(w_q, w_k, col, {"any token": 1.0, **damp}, {"start token": others})
 
     # head 0, coreference: one channel per kind of pronoun, plus the sink
     col = 0
@@ -449,79 +516,88 @@ assert len(DIM_NAMES) == CONFIG.d_model, "one name per residual dim"
 # ---------------------------------------------------------------------------
 # presets
 # ---------------------------------------------------------------------------
-def _preset(id: str, title: str, text: str, look_for: str, query_word: str, nth: int = 0) -> Preset:
-    toks = tokens_mod.tokenize(text)
+COREF, VERB, PREV, NP = range(CONFIG.n_heads)  # head indices, in HEADS order
+
+
+def _preset(id: str, title: str, text: str, look_for: str, head: int, query_word: str, nth: int = 0) -> Preset:
+    """A preset whose note talks about head `head` and the nth occurrence of query_word."""
+    toks = tokenize(text)
     hits = [i for i, t in enumerate(toks) if t == query_word]
     assert len(hits) > nth, f"preset {id!r}: {query_word!r} is not in {toks}"
-    return Preset(id, title, text, look_for, hits[nth])
+    assert 0 <= head < CONFIG.n_heads, f"preset {id!r}: no head {head}"
+    return Preset(id, title, text, look_for, hits[nth], head)
 
 
+# Each note is shown after "Head h (name), query 'word':", naming the head and query the preset opens,
+# so it starts from that token. tests/test_model.py checks each note's first claim against the weights.
 PRESETS: tuple[Preset, ...] = (
     _preset("tired-cat", "The cat was tired",
             "The cat sat down because it was tired",
-            "Click 'it' with the coreference head: almost all of its attention goes to 'cat', the only "
-            "singular noun before it.", "it"),
+            "almost all of its attention goes to 'cat', the only singular noun before it. Click any "
+            "other token: it has no noun to find and rests on the start token <s>, a no-op, since <s> "
+            "carries nothing this head passes on.", COREF, "it"),
     _preset("cat-dog", "Two animals: the subject wins",
             "The cat chased the dog because it was hungry",
-            "Both 'cat' and 'dog' fit 'it'. The coreference head prefers the subject, so 'cat' gets the "
-            "most; 'dog' gets a visible share. Now look at 'chased' with the verb head: it splits its "
-            "attention between its subject and its object.", "it"),
+            "both 'cat' and 'dog' fit 'it'. The head prefers the subject, so 'cat' gets the most and "
+            "'dog' a visible share. Now pick Head 2 (Verb and its arguments) and click 'chased': it "
+            "splits its attention between its subject 'cat' and its object 'dog'.", COREF, "it"),
     _preset("cat-dogs", "One word changes the answer: number",
             "The cat chased the dogs because they were hungry",
-            "Compare with the previous preset: 'dog' became 'dogs' and 'it' became 'they'. 'they' "
-            "needs a plural noun, so the coreference head now skips the subject 'cat' for 'dogs'.",
-            "they"),
+            "compare with the previous preset: 'dog' became 'dogs' and 'it' became 'they'. 'they' "
+            "needs a plural noun, so the head now skips the subject 'cat' for 'dogs'.", COREF, "they"),
     _preset("man-mat", "One word changes the answer: person or thing",
             "The man sat on the mat because it was dirty",
-            "'it' cannot stand for a person, so the coreference head passes over 'man' and lands on "
-            "'mat'. Change 'man' to 'cat' and it jumps back to the subject: the head reads grammar "
-            "(animals may be 'it'), not the meaning of 'dirty'.", "it"),
+            "'it' cannot stand for a person, so the head passes over 'man' and lands on 'mat'. Change "
+            "'man' to 'cat' and it jumps back to the subject: the head reads grammar (animals may be "
+            "'it'), not the meaning of 'dirty'.", COREF, "it"),
     _preset("she-he", "he or she",
             "Mary told John that she would call him tomorrow",
-            "'she' goes to 'Mary' and 'him' to 'John': the names carry gender in the lexicon. Swap "
-            "'she' and 'him' for 'he' and 'her' and the arrows swap too.", "she"),
+            "'she' goes to 'Mary', and 'him' (click it) to 'John': the names carry gender in the "
+            "lexicon. Swap 'she' and 'him' for 'he' and 'her' and the arrows swap too.", COREF, "she"),
     _preset("trophy", "Where grammar runs out",
             "The trophy didn't fit in the suitcase because it was too big",
-            "'it' goes to 'trophy' (the subject), which happens to be right. Change 'big' to "
-            "'small': a reader now takes 'it' to be the suitcase, but nothing this head reads has "
-            "changed, so its answer does not move. Telling the two apart needs knowledge of the "
-            "world (a Winograd schema).", "it"),
+            "'it' goes to 'trophy' (the subject), which happens to be right. Change 'big' to 'small': a "
+            "reader now takes 'it' to be the suitcase, but nothing this head reads has changed, so its "
+            "answer does not move. Telling the two apart needs knowledge of the world (a Winograd "
+            "schema).", COREF, "it"),
     _preset("agreement", "Agreement across a phrase",
             "The keys to the cabinet are on the table",
-            "With the verb head, 'are' looks at 'keys', its subject, not at the nearer 'cabinet', "
-            "which sits after a preposition and is no argument. That is why it is 'are' and not "
-            "'is'.", "are"),
+            "'are' looks at 'keys', its subject, not at the nearer 'cabinet', which sits after a "
+            "preposition and is no argument. The plural 'keys' is why the verb is 'are' and not "
+            "'is'.", VERB, "are"),
     _preset("list", "A list with commas",
             "I bought apples, pears, bread and milk.",
-            "With the verb head, 'bought' spreads its attention over its subject 'I' and the objects "
-            "it governs, nearest first. With the previous-token head every word after a comma looks "
-            "at the comma.", "bought"),
+            "'bought' spreads its attention over its subject 'I' and the objects it governs, nearest "
+            "first: 'I' and 'apples', one token away on either side, get equal shares. Pick Head 3 "
+            "(Previous token): every word after a comma looks at the comma.",
+            VERB, "bought"),
     _preset("question", "A question",
             "Where did the little dog hide its bone?",
-            "In a question the subject comes after the auxiliary: the verb head still links 'did' "
-            "and 'hide' to 'dog'. 'its' looks back at 'dog' with the coreference head and ahead at "
-            "'bone' with the noun-phrase head.", "its"),
+            "in a question the subject comes after the auxiliary, yet 'did' still finds 'dog', and so "
+            "does 'hide' (which also looks at its object 'bone'). Click 'its': with Head 1 "
+            "(Coreference) it looks back at 'dog', with Head 4 (Noun-phrase head) ahead at 'bone'.",
+            VERB, "did"),
     _preset("noun-phrase", "Describing words find their noun",
             "The big brown dog chased three small cats",
-            "With the noun-phrase head, 'The', 'big' and 'brown' all look ahead at 'dog'; 'three' and "
-            "'small' look at 'cats'. Turn on the causal mask: nobody can see ahead any more, so "
-            "'big' and 'brown' settle on themselves, and 'three' and 'small' grab 'dog', the "
-            "nearest noun they can still see: the wrong one.", "big"),
+            "'The', 'big' and 'brown' all look ahead at 'dog'; 'three' and 'small' look at 'cats'. Turn "
+            "on the causal mask: nobody can see ahead any more, so 'The', 'big' and 'brown' find no "
+            "noun and rest on the start token <s>, while 'three' and 'small' grab 'dog', the nearest "
+            "noun they can still see: the wrong one.", NP, "big"),
     _preset("nonsense", "Grammar without meaning",
             "Colorless green ideas sleep furiously.",
-            "Chomsky's sentence means nothing, yet every head works: 'green' describes 'ideas', "
-            "'sleep' finds its subject 'ideas', and the previous-token head never needs meaning.",
-            "sleep"),
+            "Chomsky's sentence means nothing, yet every head works: 'sleep' finds its subject "
+            "'ideas'; with Head 4 (Noun-phrase head) 'Colorless' and 'green' look at 'ideas'; the "
+            "previous-token head never needs meaning.", VERB, "sleep"),
     _preset("two-sentences", "Across a full stop",
             "The dog barked. It wanted dinner.",
             "'It' starts a new sentence but still finds 'dog'; the capital letter does not make it a "
-            "name, because the tagger knows it is at a sentence start.", "It"),
+            "name, because the tagger knows it begins a sentence.", COREF, "It"),
     _preset("long", "A long sentence",
             "When the old farmer came home after a long day in the fields, his tired dogs ran to "
             "the gate because they had missed him all afternoon.",
-            "Near the 32-token limit. 'they' finds 'dogs', 'him' and 'his' find 'farmer'. With the "
-            "previous-token head the diagonal just below the main one stays sharp all the way down.",
-            "they"),
+            "29 tokens, near the limit of 32. 'they' finds 'dogs' (with a share for 'fields', also "
+            "plural); 'his' and 'him' find 'farmer'. With Head 3 (Previous token) the diagonal just "
+            "below the main one stays sharp all the way down.", COREF, "they"),
 )
 DEFAULT_TEXT = PRESETS[0].text
 DEFAULT_QUERY = PRESETS[0].query
@@ -561,21 +637,34 @@ DESCRIPTION = ModelDescription(
 )
 
 
+@lru_cache(maxsize=16)
+def _embed_and_project(tokens: tuple) -> tuple:
+    """(embedding, (q, k, v), tags) of a sentence: what moving T, √d_k, the mask or the activation leaves alone."""
+    toks = list(tokens)
+    emb = embed(toks)
+    tags = tuple(tuple(describe_token(t, i, toks)) for i, t in enumerate(toks))
+    return emb, core.project_qkv(emb.x, block_params(), CONFIG.n_heads), tags
+
+
 class DesignedModel:
     """The hand-designed one-layer model behind the explorer's interface."""
 
     description = DESCRIPTION
 
     def tokenize(self, text: str) -> tuple[str, ...]:
-        return tuple(tokens_mod.tokenize(text))
+        return tokenize(text)
+
+    def default_query(self, tokens) -> int:
+        return default_query(tokens)
 
     def forward(self, tokens, *, temperature: float, dk_scale: float, causal: bool,
                 activation: str) -> ModelRun:
         toks = list(tokens)
-        emb, trace = forward(toks, temperature=temperature, scale=dk_scale, causal=causal,
-                             activation=activation)
-        tags = tuple(tuple(describe_token(t, i, toks)) for i, t in enumerate(toks))
-        return ModelRun(tokens=tuple(toks), token_tags=tags, special=(), embedding=emb,
+        emb, qkv, tags = _embed_and_project(tuple(toks))  # a slider does not change these: computed once
+        mask = core.causal_mask(len(toks)) if causal else None
+        trace = core.transformer_block(emb.x, block_params(), CONFIG.n_heads, temperature=temperature,
+                                       scale=dk_scale, mask=mask, activation=activation, qkv=qkv)
+        return ModelRun(tokens=tuple(toks), token_tags=tags, special=(0,), embedding=emb,
                         layers=(trace,), params=(block_params(),))
 
 

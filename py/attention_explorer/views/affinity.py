@@ -22,7 +22,7 @@ from __future__ import annotations
 from . import math as m
 from .attention_matrix import row_tips, size_style, softmax_pieces, strongest_key
 from .colors import viridis
-from .markup import attr, clip_label, data_num, esc, num, pct
+from .markup import attr, clip_label, data_num, esc, num, pct, row_percents
 
 GUTTER = 44        # left margin: the axis labels ("0", "100 %")
 COL = 52           # px per key column: fits "−265.4" at 11 px written across...
@@ -58,18 +58,20 @@ def _band_titles(trace) -> tuple[str, str, str]:
             "3 · softmax: weight A (0–100 %)")
 
 
-def _value_label(measure: str, value: float) -> str:
+def _value_label(measure: str, value: float, percent: int | None = None) -> str:
+    """A bar's printed value; weights as the row's whole percentages (they add up to 100 %)."""
     if measure == "score":
         return num(value, 1)
     if measure == "scaled":
         return num(value, 2)
-    return pct(value, 0)
+    return f"{percent} %"
 
 
 def _band(measure: str, values, allowed, top: float, col: int, query: int, focus_j: int, trace, h: int,
           tips, masked_id: str) -> list[str]:
     """One band of bars: values [n] with their own scale; signed bands get a zero line."""
     n = len(values)
+    percents = row_percents(values) if measure == "weight" else [None] * n  # whole %, adding up to 100
     pad, upright = label_pad(col), col < NARROW
     if measure == "weight":
         lo, hi = 0.0, 1.0
@@ -129,9 +131,10 @@ def _band(measure: str, values, allowed, top: float, col: int, query: int, focus
                 place = dict(x=cx, y=f"{yv - 4 if v >= 0 else yv + 12:.1f}", text_anchor="middle")
             parts.append(f'<rect{attr(class_=fill_cls, x=bx, y=f"{ry:.2f}", width=bw, height=f"{rh:.2f}", fill=fill)}/>'
                          f'<text{attr(class_="bar-value is-masked" if not ok else "bar-value", **place)}>'
-                         f'{esc(_value_label(measure, v))}</text>')
+                         f'{esc(_value_label(measure, v, percents[j]))}</text>')
         tabindex = 0 if j == focus_j else -1
-        out.append(f'<g{attr(class_=cls, data_grid_cell=True, tabindex=tabindex, data_tip=tips[j], **data)}>'
+        pick = dict(data_event="set_key", data_value=j, data_hover_event="set_key") if ok else {}  # -> Q·K breakdown
+        out.append(f'<g{attr(class_=cls, data_grid_cell=True, tabindex=tabindex, data_tip=tips[j], **pick, **data)}>'
                    f'{"".join(parts)}</g>')
     out.append("</g>")
     return out
@@ -243,4 +246,5 @@ def render(state, computed, heads) -> str:
                "to see how its weight is made.")
     return (f'<div class="affinity">{formula(tokens, trace, h, i, pieces)}'
             f'<div class="figure affinity-figure">{affinity_svg(tokens, trace, h, i, heads[h].name, tips)}</div>'
-            f'<p class="caption">{esc(caption)}</p>{affinity_table(tokens, trace, h, i)}</div>')
+            f'<p class="caption"{attr(data_export_label=caption.partition(" Hover or focus")[0])}>{esc(caption)}</p>'
+            f'{affinity_table(tokens, trace, h, i)}</div>')

@@ -13,16 +13,24 @@ data-dk-scale, data-query; one rect per cell with data-i (query), data-j (key),
 data-weight (the trace's number as a decimal); .query-outline[data-query-row];
 row labels carry data-event="set_query" data-token-index=i. Cells form a
 roving-tabindex grid (data-grid / data-grid-cell): arrow keys move, Tab leaves.
+The svg also carries data-model, data-layer, data-tokens (JSON list, specials
+included, in row/column order) and data-special (JSON list of the special tokens'
+indices, [] when none). Clicking a cell sends pick_cell "i,j" (the cells' group
+carries data-cell-event); hovering or focusing a cell of the query's row sends
+set_key j (the Q·K breakdown's key). Only the grid's tab stop has a tabindex: the
+bridge gives one to the cell the arrow keys move to.
 
 `render_small_multiples` draws every head's matrix as a compact button that
 selects the head: "why several heads" at a glance.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from .colors import HEAD_COLORS, text_on, viridis
-from .markup import attr, clip_label, data_num, esc, num, pct
+from .markup import attr, clip_label, data_num, esc, num, pct, row_percents
 
 CELL = 40          # px per cell in viewBox units (short sentences)
 MIN_CELL = 18      # ... shrinking to this for 32 tokens, so the matrix fits one page column
@@ -132,11 +140,16 @@ def strongest_key(weights_row, allowed_row) -> int:
 def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, cell: int | None = None,
                          label: int = LABEL, legend: bool = True, view: str = "attention-matrix",
                          interactive: bool = True, meta: dict | None = None,
-                         tips: list[list[str]] | None = None, id_prefix: str | None = None) -> str:
+                         tips: list[list[str]] | None = None, id_prefix: str | None = None,
+                         special=()) -> str:
     """weights [n, n] (rows sum to 1 or 0 when fully masked); mask [n, n] bool, True = allowed.
 
+    special: indices of special tokens ([CLS], <s>): their labels are marked as not words.
+
     tips: optional [n][n] tooltip texts (see matrix_tips); without them a cell's tip
-    is just its percentage. id_prefix: makes the SVG's defs ids unique when one
+    is just its percentage; "on-demand": cells carry data-tip-src instead, and the bridge
+    asks the worker for the text (page.cell_tip) when one is hovered or focused: a 32-token
+    matrix then sends 1,024 fewer strings on every slider move. id_prefix: makes the SVG's defs ids unique when one
     page holds several instances (default: the view name).
     """
     n = len(tokens)
@@ -155,33 +168,44 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     # column labels (keys), rotated
     for j, tok in enumerate(tokens):
         x = label + j * cell + cell / 2
-        cls = "col-label is-query" if j == query else "col-label"
+        cls = "col-label" + (" is-query" if j == query else "") + (" is-special" if j in special else "")
+        what = " (special token, not a word)" if j in special else ""
         out.append(f'<text class="{cls}" transform="translate({x:.1f},{label - 6}) rotate(-55)">'
-                   f'<title>key {j}: {esc(tok)}</title>{esc(clip_label(tok))}</text>')
+                   f'<title>key {j}: {esc(tok)}{what}</title>{esc(clip_label(tok))}</text>')
     # row labels (queries): clicking one makes it the query
     for i, tok in enumerate(tokens):
         y = label + i * cell + cell / 2
-        cls = "row-label is-query" if i == query else "row-label"
+        cls = "row-label" + (" is-query" if i == query else "") + (" is-special" if i in special else "")
+        what = ", a special token" if i in special else ""
         ev = attr(data_event="set_query", data_token_index=i) if interactive else ""
         out.append(f'<text{attr(class_=cls)}{ev} x="{label - 8}" y="{y:.1f}" text-anchor="end" '
-                   f'dominant-baseline="central"><title>query {i}: {esc(tok)} (click to make it the query)</title>'
+                   f'dominant-baseline="central"><title>query {i}: {esc(tok)}{what} (click to make it the query)</title>'
                    f'{esc(clip_label(tok))}</text>')
     # cells: a roving-tabindex grid; the query row's strongest key is the one Tab reaches
-    out.append(f'<g{attr(class_="cells", data_grid=interactive)}>')
+    # clicking a cell (or Enter on it) sends pick_cell "i,j": the bridge reads data-cell-event off this group,
+    # so 1,024 cells need not each repeat it
+    out.append(f'<g{attr(class_="cells", data_grid=interactive, data_cell_event="pick_cell" if interactive else None)}>')
     for i in range(n):
+        percents = row_percents(weights[i]) if show_numbers else ()  # whole % that add up to 100 per row
         for j in range(n):
             w = float(weights[i][j])
             allowed = bool(mask[i][j])
             x, y = label + j * cell, label + i * cell
             fill = viridis(w) if allowed else f"url(#{masked_id})"
-            tip = (tips[i][j] if tips else
-                   f"query {_quoted(tokens[i])} → key {_quoted(tokens[j])}: "
-                   + (pct(w) if allowed else "masked (future token)"))
-            out.append(f'<rect{attr(class_="cell is-light" if allowed and text_on(w) != "#fff" else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=(0 if (i, j) == (query, focus_j) else -1) if interactive else None, data_tip=tip)}/>')
+            if tips == "on-demand":  # the bridge asks the worker for the derivation on hover (tip_src)
+                tip = None
+            else:
+                tip = (tips[i][j] if tips else
+                       f"query {_quoted(tokens[i])} → key {_quoted(tokens[j])}: "
+                       + (pct(w) if allowed else "masked (future token)"))
+            # hovering or focusing the query's row picks the key (Q·K breakdown)
+            pick = (dict(data_hover_event="set_key", data_hover_value=j)
+                    if interactive and allowed and i == query else {})
+            out.append(f'<rect{attr(class_="cell is-light" if allowed and text_on(w) != "#fff" else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=0 if interactive and (i, j) == (query, focus_j) else None, data_tip=tip, data_tip_src=tip is None, **pick)}/>')
             if show_numbers and allowed:
                 shade = "on-light" if text_on(w) != "#fff" else "on-dark"  # a class: CSS text fill beats attributes
                 out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" '
-                           f'text-anchor="middle" dominant-baseline="central">{num(100 * w, 0)}</text>')
+                           f'text-anchor="middle" dominant-baseline="central">{percents[j]}</text>')
     out.append("</g>")
     out.append(f'<rect class="query-outline" data-query-row="{query}" x="{label - 2}" y="{label + query * cell - 1}" '
                f'width="{size + 4}" height="{cell + 2}" fill="none"/>')
@@ -221,14 +245,22 @@ def weights_table(tokens, weights, mask, query: int, head_name: str) -> str:
             f'<thead><tr><th scope="col">query \\ key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
 
-def render(state, computed, heads) -> str:
-    """The selected head's matrix with derivation tooltips, plus its screen-reader table."""
+def render(state, computed, heads, *, tips_on_demand: bool = False) -> str:
+    """The selected head's matrix with derivation tooltips, plus its screen-reader table.
+
+    tips_on_demand: leave the tooltips out of the markup (the worker's live redraws); build.py's
+    pre-rendered page keeps them inline, so it works before Python is ready."""
     trace = computed.trace
     h = state.head
     tokens = computed.tokens
-    meta = {"data_head": h, "data_temperature": f"{trace.temperature:g}", "data_dk_scale": f"{trace.scale:g}"}
+    # hooks: which model, layer and head; the tokens as the model sees them; which are special ([CLS], <s>)
+    meta = {"data_head": h, "data_temperature": f"{trace.temperature:g}", "data_dk_scale": f"{trace.scale:g}",
+            "data_model": state.model, "data_layer": state.layer,
+            "data_tokens": json.dumps(list(tokens), ensure_ascii=False),
+            "data_special": json.dumps(list(computed.run.special))}
     svg = attention_matrix_svg(tokens, trace.weights[h], trace.mask, state.query, heads[h].name,
-                               meta=meta, tips=matrix_tips(tokens, trace, h))
+                               meta=meta, tips="on-demand" if tips_on_demand else matrix_tips(tokens, trace, h),
+                               special=computed.run.special)
     return svg + weights_table(tokens, trace.weights[h], trace.mask, state.query, heads[h].name)
 
 

@@ -34,13 +34,26 @@ def _options(pairs, selected) -> str:
     return "".join(f"<option{attr(value=v, selected=v == selected)}>{esc(label)}</option>" for v, label in pairs)
 
 
+def render_sentence(state, model) -> str:
+    """The sentence field, drawn once at the top of the input card (the token chips follow it)."""
+    return f"""
+<form class="sentence-form" autocomplete="off" onsubmit="return false">
+  <div class="field">
+    <label for="tokens">Sentence <span class="hint">(at most {model.max_tokens} tokens; click a token below to make it the query)</span></label>
+    <input id="tokens" name="tokens" type="text" data-event="set_text" spellcheck="false"
+           maxlength="2000" value="{esc(state.text)}" aria-describedby="input-message">
+    <p id="input-message" class="input-message" role="status" aria-live="polite"></p>
+  </div>
+</form>"""
+
+
 def render_controls(state, model, models) -> str:
     """The form, drawn once; model: the state's ModelDescription, models: every model's, in order."""
     lo_t, hi_t = BY_NAME["temperature"].limits
     lo_d, hi_d = BY_NAME["dk_scale"].limits
     true_dk_scale = model.true_dk_scale
     marker_pct = 100 * (true_dk_scale - lo_d) / (hi_d - lo_d)
-    heads, presets, max_tokens = model.heads[state.layer], model.presets, model.max_tokens
+    heads, presets = model.heads[state.layer], model.presets
     head_options = _options(((h, info.name) for h, info in enumerate(heads)), state.head)
     model_options = _options(((m.id, m.name) for m in models), state.model)
     layer_options = _options(((i, f"Layer {i + 1}") for i in range(model.n_layers)), state.layer)
@@ -50,12 +63,6 @@ def render_controls(state, model, models) -> str:
                            state.activation)
     return f"""
 <form class="controls" id="controls" autocomplete="off" onsubmit="return false">
-  <div class="field field-wide">
-    <label for="tokens">Sentence <span class="hint">(up to {max_tokens} tokens; click a token below to make it the query)</span></label>
-    <input id="tokens" name="tokens" type="text" data-event="set_text" spellcheck="false"
-           maxlength="2000" value="{esc(state.text)}" aria-describedby="input-message">
-    <p id="input-message" class="input-message" role="status" aria-live="polite"></p>
-  </div>
   <div class="field">
     <label for="preset">Preset</label>
     <select id="preset" data-event="preset">
@@ -88,6 +95,16 @@ def render_controls(state, model, models) -> str:
     </div>
     <span id="dk-true" class="hint">true √d_k = {num(true_dk_scale, 1)} (d_k = {model.d_k})</span>
   </div>
+  <details class="field field-wide knob-why">
+    <summary>What do <var>T</var> and √d_k do?</summary>
+    <p>Every score is divided by √d_k·<var>T</var> before the softmax. Only that product matters, so the
+      two sliders do the same thing: a smaller product sharpens the weights towards the strongest key,
+      a larger one evens them out.</p>
+    <p>In a real model √d_k is fixed by the width of its heads (here d_k = {model.d_k}): it keeps scores
+      from growing with d_k (see “Why divide by √d_k?”). <var>T</var> is the knob people do turn: to sample
+      text more or less adventurously, or to soften a teacher's outputs when distilling a model. A trained
+      model is run at <var>T</var> = 1.</p>
+  </details>
   <div class="field">
     <label for="activation">FFN activation</label>
     <select id="activation" data-event="set_activation">{act_options}</select>
@@ -102,14 +119,36 @@ def render_controls(state, model, models) -> str:
 </form>"""
 
 
+def _special_role(i: int, n: int) -> str:
+    """What a special token is, from where it stands: models put their specials at the ends
+    (<s> or [CLS] first, [SEP] or </s> last)."""
+    return "start token" if i == 0 else "end token" if i == n - 1 else "special token"
+
+
+def _chip(i: int, token: str, n: int, query: int, special: bool) -> str:
+    classes = "chip" + (" is-query" if i == query else "") + (" is-special" if special else "")
+    what = f"{_special_role(i, n)} (special, not a word of the sentence)" if special else ""
+    # said in hidden text, not aria-label: the accessible name must contain the visible "0<s>" as well
+    said = f'<span class="sr-only">{esc(what)}: </span>' if special else ""
+    return (f'<button type="button"{attr(class_=classes, data_event="set_query", data_token_index=i, aria_pressed="true" if i == query else "false", data_special=special or None, title=f"{token}: {what}" if special else None)}>'
+            f'<span class="chip-index">{i}</span>{said}{esc(token)}</button>')
+
+
+def _token_count(toks, special) -> str:
+    """'9 tokens (8 from the sentence + start token <s>)': a reader counting the chips finds the
+    specials named, so no one takes <s> or [CLS] for a word they typed."""
+    n = len(toks)
+    total = f"{n} token" + ("" if n == 1 else "s")
+    if not special:
+        return total
+    roles = " and ".join(f"{_special_role(i, n)} {toks[i]}" for i in sorted(special))
+    return f"{total} ({n - len(special)} from the sentence + {roles})"
+
+
 def render_token_chips(state, computed) -> str:
-    """The tokens as clickable chips; the query chip is pressed."""
-    toks = computed.tokens
-    chips = "".join(
-        f'<button type="button"{attr(class_="chip is-query" if i == state.query else "chip", data_event="set_query", data_token_index=i, aria_pressed="true" if i == state.query else "false")}>'
-        f'<span class="chip-index">{i}</span>{esc(t)}</button>'
-        for i, t in enumerate(toks))
-    count = f"{len(toks)} token" + ("" if len(toks) == 1 else "s")
+    """The tokens as clickable chips; the query chip is pressed; special tokens are marked and named."""
+    toks, special = computed.tokens, set(computed.run.special)
+    chips = "".join(_chip(i, t, len(toks), state.query, i in special) for i, t in enumerate(toks))
     return (f'<div class="chips" role="group" aria-label="Tokens: choose the query">{chips}</div>'
-            f'<p class="token-count" data-token-count="{len(toks)}">{count} · query: '
+            f'<p class="token-count" data-token-count="{len(toks)}">{esc(_token_count(toks, special))} · query: '
             f'<strong>{esc(toks[state.query])}</strong> (position {state.query})</p>')

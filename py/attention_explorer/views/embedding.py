@@ -246,18 +246,18 @@ def render(state, computed) -> str:
 {_formulas()}
 <div class="emb-parts">
 <section class="emb-part">
-<h4>What: token embedding <math><mi>e</mi><mo>(</mo><mtext>{esc(tok)}</mtext><mo>)</mo></math></h4>
+<h3>What: token embedding <math><mi>e</mi><mo>(</mo><mtext>{esc(tok)}</mtext><mo>)</mo></math></h3>
 <p class="emb-note">{n_features} named yes/no features from the lexicon (dims 0–{n_features - 1}); {n_on} are on for this token. A trained model learns such directions instead.</p>
 {_feature_strip(model, e_i, tok, vmax)}
 <ul class="emb-tags" aria-label="Features of {esc(tok)}">{chips}</ul>
 </section>
 <section class="emb-part">
-<h4>Where: positional encoding <math><mi>PE</mi><mo>(</mo><mi>pos</mi><mo>,</mo><mi>dim</mi><mo>)</mo></math></h4>
-<p class="emb-note">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
+<h3>Where: positional encoding <math><mi>PE</mi><mo>(</mo><mi>pos</mi><mo>,</mo><mi>dim</mi><mo>)</mo></math></h3>
+<p class="emb-note" data-export-label="{esc(f"Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of x{str(q).translate(str.maketrans('0123456789', '₀₁₂₃₄₅₆₇₈₉'))} below.")}">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
 {_positional_heatmap(state, computed, vmax)}
 </section>
 <section class="emb-part emb-part-wide">
-<h4>Sum: <math><msub><mi>x</mi><mn>{q}</mn></msub><mo>=</mo><mi>e</mi><mo>+</mo><mi>PE</mi></math>, what enters the attention block</h4>
+<h3>Sum: <math><msub><mi>x</mi><mn>{q}</mn></msub><mo>=</mo><mi>e</mi><mo>+</mo><mi>PE</mi></math>, what enters the attention block</h3>
 {_x_strip(model, e_i, pe_i, x_i, tok, q, vmax)}
 {_block_labels(model, len(x_i))}
 <p class="emb-note">Here the two parts sit in separate dimensions, so adding them places them side by side; in GPT-style models both fill all dimensions and really overlap.</p>

@@ -83,7 +83,7 @@ def _unit_tip(trace, names, i: int, u: int, gate_act: float) -> str:
 
 def _column(x: float, y: float, w: float, h: float, key: str, n: int, tip: str, label: str) -> str:
     """One vector of the diagram as a box whose height is proportional to its length n (focusable, with a tip)."""
-    return (f'<rect{attr(class_="vec-box", data_col=key, data_n=n, x=x, y=f"{y:.1f}", width=w, height=f"{h:.1f}", rx=2, tabindex=0, data_tip=tip, aria_label=label)}/>')
+    return (f'<rect{attr(class_="vec-box", data_col=key, data_n=n, x=x, y=f"{y:.1f}", width=w, height=f"{h:.1f}", rx=2, tabindex=0, data_tip=tip, role="img", aria_label=label)}/>')
 
 
 def _diagram(trace, i: int) -> str:
@@ -245,7 +245,8 @@ def _firing(trace, names, i: int) -> str:
                      f'<span class="unit-bar" style="width: {3.5 * abs(a) / limit:.2f}rem; background: {diverging(a / limit)}"></span>'
                      f'<span class="unit-value">{esc(small_num(a))}</span>'
                      + (f'<span class="unit-what">{esc(names[u])}</span>' if names[u] else "") + '</li>')
-    top_list = (f'<p class="muted ffn-top-title">Non-zero units, largest |activation| first (at most {TOP_K}; '
+    top_list = (f'<p class="muted ffn-top-title" data-export-label="Non-zero units, largest |activation| first (at most {TOP_K}):">'
+                f'Non-zero units, largest |activation| first (at most {TOP_K}; '
                 f'hover or focus for the numbers):</p>'
                 f'<ol class="top-units">{"".join(items)}</ol>' if top else
                 '<p class="muted ffn-top-title">Every unit is exactly 0 for this token.</p>')
@@ -303,7 +304,7 @@ def render(state, computed) -> str:
     name = ACTIVATION_LABELS[tr.activation]
     heading = (f'<h3 class="ffn-heading">Query token <q class="tok">{esc(clip_label(token, 24))}</q> '
                f'<span class="muted">(position {i}, activation {esc(name)})</span></h3>')
-    intro = (f'<p class="ffn-intro">Attention moved information <em>between</em> tokens; the feed-forward network '
+    intro = (f'<p class="ffn-intro" data-export-label="">Attention moved information <em>between</em> tokens; the feed-forward network '
              f'now works on each token alone. It widens h from {d} to {dff} numbers, bends each one with the '
              f'nonlinearity {esc(name)}, and projects back to {d}. Without the bend, the two projections would '
              f'collapse into one linear map.</p>')
@@ -319,7 +320,9 @@ def render(state, computed) -> str:
     return (f'<div{attr(class_="ffn-panel", data_view="ffn", data_query=i, data_activation=tr.activation)}>'
             f'{heading}{intro}{_formula(tr.activation, d, dff)}'
             f'<div class="ffn-figures">'
-            f'<figure>{_diagram(tr, i)}<figcaption>{d} → {dff} → {d}: the boxes\' heights are to scale. '
+            f'<figure>{_diagram(tr, i)}<figcaption data-export-label="{d} → {dff} → {d}: the boxes&#x27; heights are to scale.">'
+            f'{d} → {dff} → {d}: the boxes\' heights are to scale. '
             f'Hover or focus a box or a weight matrix.</figcaption></figure>'
-            f'<figure>{_curve(tr, names, i)}<figcaption>{esc(curve_caption)}</figcaption></figure></div>'
+            f'<figure>{_curve(tr, names, i)}<figcaption{attr(data_export_label=curve_caption.replace(" (hover a dot)", "").replace(" Hover or focus a dot; arrow keys move along the curve.", ""))}>'
+            f'{esc(curve_caption)}</figcaption></figure></div>'
             f'{_firing(tr, names, i)}</div>')

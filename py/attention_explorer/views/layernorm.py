@@ -153,7 +153,7 @@ def scale_legend(low: str, high: str, *, what: str) -> str:
     stops = f"{diverging(-1)}, {diverging(-0.001)}, {diverging(0)}, {diverging(1)}"
     return (f'<div class="scale-legend" aria-hidden="true"><span>{esc(low)}</span>'
             f'<span class="scale-bar" style="background: linear-gradient(to right, {stops})"></span>'
-            f'<span>{esc(high)}</span><span class="scale-what">{esc(what)}</span></div>')
+            f'<span>{esc(high)}</span><span class="scale-what"{attr(data_export_label=what.partition(" Hover or focus")[0] if " Hover or focus" in what else None)}>{esc(what)}</span></div>')
 
 
 # ---------------------------------------------------------------------------
@@ -278,7 +278,7 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
     table = _table(f"{title}: the {d} dimensions", [a, b, r_name, out_name], [first, second, total, out],
                    model.dim_names)
     return (f'<section{attr(class_="ln-block", data_block=key, data_mu=data_num(mu), data_sigma=data_num(sigma), data_d=d)}>'
-            f'<h4 class="ln-title">{esc(title)}</h4><p class="ln-intro">{intro}</p>'
+            f'<h4 class="ln-title">{esc(title)}</h4><p class="ln-intro" data-export-label="">{intro}</p>'
             f'{_formula(mu, sigma, n)}'
             f'<p class="ln-where muted">where r = {esc(r_name)}; {mu_s} and {sigma_s} are the mean and standard '
             f'deviation of its {d} entries.</p>'

@@ -49,6 +49,22 @@ def pct(w: float, digits: int = 1) -> str:
     return f"{100 * w:.{digits}f} %"
 
 
+def row_percents(weights) -> list[int]:
+    """Whole percentages for one softmax row that add up to exactly 100 (largest remainder).
+
+    Rounding each weight alone can make a row read 99 % or 102 %; here the floors are
+    topped up, one point each, by the largest remainders. A row of zeros (fully masked)
+    stays all 0.
+    """
+    raw = [100.0 * float(w) for w in weights]
+    total = round(sum(raw))
+    floors = [int(math.floor(r)) for r in raw]
+    short = total - sum(floors)
+    for k in sorted(range(len(raw)), key=lambda k: floors[k] - raw[k])[:max(0, short)]:
+        floors[k] += 1
+    return floors
+
+
 def clip_label(text: str, width: int = 12) -> str:
     """Shorten a token for an axis label; the full token stays in the <title>."""
     return text if len(text) <= width else text[: width - 1] + "…"

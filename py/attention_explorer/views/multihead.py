@@ -87,6 +87,20 @@ def _concat_step(trace, i: int, heads, q_tok: str) -> str:
             f'{scale_legend(limit, "head outputs: value per dimension")}</div>')
 
 
+def mixing_sentence(w_o, n_heads: int, d_head: int) -> str:
+    """What W^O does with the heads, read from its entries: does an output column mix several heads?"""
+    rows, cols = np.shape(w_o)                            # [n_heads·d_head, d_model]
+    reads = np.abs(np.asarray(w_o)).reshape(n_heads, d_head, cols).max(axis=1) > 0  # [n_heads, cols]
+    per_col = reads.sum(axis=0)                           # [cols]: how many heads write each column
+    if per_col.max() <= 1:
+        empty = int(np.count_nonzero(per_col == 0))
+        return (f"in this model each output column takes at most one head ({empty} of {cols} take none): "
+                f"every head writes into its own slot. In trained models every column mixes all heads.")
+    if (per_col == n_heads).all():
+        return f"each output column mixes all {n_heads} heads."
+    return f"{int(np.count_nonzero(per_col > 1))} of {cols} output columns mix more than one head."
+
+
 def _projection_step(params, n_heads: int, d_head: int, has_bias: bool) -> str:
     """× W^O, its shape read from the parameters, and which rows read which head."""
     rows, cols = np.shape(params.w_o)                    # [d_model, d_model]
@@ -95,7 +109,7 @@ def _projection_step(params, n_heads: int, d_head: int, has_bias: bool) -> str:
     return (f'<div class="mh-step mh-project"><span class="mh-op" aria-hidden="true">×</span>{_w_o_picture(rows, cols, n_heads, d_head)}'
             f'<span class="mh-step-label">{m.math(m.sup(m.mi("W"), m.mi("O")))} {_shape(rows, cols)} '
             f'<span class="muted">d_model × d_model: rows 0–{d_head - 1} read head 1, rows {d_head}–{2 * d_head - 1} head 2, …; '
-            f'each output column mixes all heads.</span>{bias}</span></div>')
+            f'{esc(mixing_sentence(params.w_o, n_heads, d_head))}</span>{bias}</span></div>')
 
 
 def _output_step(trace, i: int, q_tok: str, has_bias: bool) -> str:

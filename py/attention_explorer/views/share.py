@@ -25,9 +25,26 @@ def toolbar(panel_id: str, title: str, *, data: bool = False) -> str:
     return f'<div class="share" role="group"{attr(aria_label=f"Share or export: {title}")}>{buttons}</div>'
 
 
-def embed_frame(state, panel_id: str, title: str, panel_markup: str, chips_markup: str, full_url: str) -> str:
-    """The embed page's one panel: a title bar, the token chips, the panel, a link back."""
-    return (f'<div class="embed-head"><strong class="embed-title">{esc(title)}</strong>'
+def embed_frame(state, panel_id: str, title: str, panel_markup: str, chips_markup: str, full_url: str,
+                facts: dict | None = None) -> str:
+    """The embed page's one panel: a title bar naming the head, a line saying which model this is and
+    what it is (its honest one-liner), the settings that differ from the defaults, the token chips,
+    the panel, and a link back. facts: page.figure_facts(...) (plain text, escaped here)."""
+    facts = facts or {}
+    head = " · ".join(p for p in (facts.get("layer", ""), facts.get("head", "")) if p)
+    head_html = f'<span class="embed-headname">{esc(head)}</span>' if head else ""
+    model, honest, demo = facts.get("model", ""), facts.get("about", ""), facts.get("demo", "")
+    about = (f'<span class="embed-model">{esc(model)}</span>' if model else "")
+    if honest:
+        about += f'{": " if about else ""}<span class="embed-honest">{esc(honest)}</span>'
+    if demo:
+        about += f'{". " if about else ""}<span class="embed-demo">{esc(demo)}.</span>'
+    changed = facts.get("changed") or []
+    settings = (f'{" " if about else ""}<span class="embed-settings">Not the defaults: {esc(" · ".join(changed))}.</span>'
+                if changed else "")
+    info = f'<p class="embed-about">{about}{settings}</p>' if about or settings else ""
+    return (f'<div class="embed-head"><strong class="embed-title">{esc(title)}</strong>{head_html}'
             f'<a class="embed-open" target="_blank" rel="noopener"{attr(href=full_url)}>Open in Attention Explorer ↗</a></div>'
+            f'{info}'
             f'<div class="embed-chips">{chips_markup}</div>'
             f'<div class="embed-panel" data-embedded-panel="{esc(panel_id)}">{panel_markup}</div>')

@@ -37,19 +37,27 @@ def _formulas() -> tuple[str, ...]:
     )
 
 
-EXPLANATIONS = (
-    "Each token becomes a vector: what the word is (its features) plus where it is (a sinusoidal position signal).",
-    "Three learned-by-design projections turn every token vector into a query (what it looks for), a key (what it offers) and a value (what it passes on).",
-    "Each query is compared with every key; the scores are divided by √d_k·T and turned into weights by a softmax; the output is the weighted sum of the values.",
-    "Every head does this in its own 64-dimensional subspace; their outputs are concatenated and mixed back into the model's width by W_O.",
-    "The attention output is added to the input (the residual path) and normalised to zero mean and unit variance, then scaled by γ and shifted by β.",
-    "Each token then passes, on its own, through a two-layer network that widens to 4·d_model, applies a nonlinearity, and narrows back; another residual + LayerNorm follows.",
-)
+def explanations(model) -> tuple[str, ...]:
+    """One line per stage, true for the model described (its sizes; named features or learned ones)."""
+    what = ("what the word is (its named features) plus where it is (a sinusoidal position signal)"
+            if model.region("features") else "a learned vector for the token plus a learned vector for its position")
+    return (
+        f"Each token becomes a vector of d_model = {model.d_model} numbers: {what}.",
+        "Three weight matrices turn every token vector into a query (what it looks for), a key (what it offers) "
+        "and a value (what it passes on).",
+        "Each query is compared with every key; the scores are divided by √d_k·T and turned into weights by a "
+        "softmax; the output is the weighted sum of the values.",
+        f"Every head does this in its own {model.d_k}-dimensional subspace; their outputs are concatenated and "
+        f"mixed back into the model's width by W_O.",
+        "The attention output is added to the input (the residual path) and normalised to zero mean and unit "
+        "variance, then scaled by γ and shifted by β.",
+        f"Each token then passes, on its own, through a two-layer network that widens from {model.d_model} to "
+        f"{model.d_ff} numbers, applies a nonlinearity, and narrows back; another residual + LayerNorm follows.",
+    )
 
 
-def render(state, computed=None) -> str:
+def render(state, computed) -> str:
     k = state.stage
-    formulas = _formulas()
     buttons = "".join(
         f'<li><button type="button"{attr(class_="step is-current" if s == k else "step", data_event="set_stage", data_value=s, aria_current="step" if s == k else None, aria_controls=STAGE_SECTIONS[s])}>'
         f'<span class="step-number">{s + 1}</span> <span class="step-name">{esc(name)}</span></button></li>'
@@ -59,8 +67,13 @@ def render(state, computed=None) -> str:
     next_btn = (f'<button type="button" class="step-nav"{attr(data_arrow="next", data_event="set_stage", data_value=min(len(STAGES) - 1, k + 1), disabled=k == len(STAGES) - 1)} '
                 f'aria-label="Next stage">→</button>')
     return (f'<nav class="stepper" data-arrow-keys aria-label="Stages of the transformer block" data-stage="{k}">'
-            f'{prev_btn}<ol class="steps">{buttons}</ol>{next_btn}</nav>'
-            f'<div class="stage-detail" data-stage-detail="{k}"><p class="stage-title">Stage {k + 1} of {len(STAGES)}: '
+            f'{prev_btn}<ol class="steps">{buttons}</ol>{next_btn}</nav>')
+
+
+def render_detail(state, computed) -> str:
+    """The current stage's formula and one line: below the sticky stepper, so the bar stays small."""
+    k = state.stage
+    return (f'<div class="stage-detail" data-stage-detail="{k}"><p class="stage-title">Stage {k + 1} of {len(STAGES)}: '
             f'<strong>{esc(STAGES[k])}</strong></p>'
-            f'<div class="stage-formula">{formulas[k]}</div>'
-            f'<p class="stage-line">{esc(EXPLANATIONS[k])}</p></div>')
+            f'<div class="stage-formula">{_formulas()[k]}</div>'
+            f'<p class="stage-line">{esc(explanations(computed.model)[k])}</p></div>')

@@ -22,7 +22,7 @@ from .. import demos
 from ..fields import BY_NAME
 from . import math as m
 from .embedding import legend_html, strip_svg
-from .markup import attr, data_num, esc, num, pct
+from .markup import attr, data_num, esc, num, pct, row_percents
 
 # ==========================================================================
 # Query / Key / Value as a (soft) database lookup
@@ -119,7 +119,7 @@ The <strong class="qkv-head">{esc(head.name)}</strong> head, in plain words: {es
 <div class="qkv-card"><h4>Attention: soft lookup</h4><p>Every key matches a little (score <math><msub><mi>q</mi><mi>i</mi></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>); a softmax turns scores into weights that sum to 100 %, and the answer is the weighted blend of all values.</p></div>
 </div>
 {_lookup_formula()}
-<p class="qkv-note">Match scores are the raw <math><msub><mi>q</mi><mn>{i}</mn></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>;
+<p class="qkv-note" data-export-label="Match scores are the raw q{str(i).translate(str.maketrans('0123456789', '₀₁₂₃₄₅₆₇₈₉'))}·kⱼ; they are divided by √dₖ·T = {denom} before the softmax.">Match scores are the raw <math><msub><mi>q</mi><mn>{i}</mn></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>;
 they are divided by √d<sub>k</sub>·T = {denom} before the softmax. Hover or focus a number for its derivation.</p>
 <div class="qkv-table-wrap">
 <table class="qkv-table">
@@ -281,6 +281,7 @@ def _softmax_chart(demo) -> str:
         base = top + 22 + bar_h + 16
         parts.append(f'<text class="row-title {cls}" x="{x0}" y="{top + 14}">{title}</text>')  # fixed text, no reader input
         parts.append(f'<line class="baseline" x1="{x0}" x2="{x1}" y1="{base}" y2="{base}"/>')
+        percents = row_percents(w)  # whole %, adding up to 100
         for j in range(n):
             cx = x0 + j * slot + slot / 2
             hgt = bar_h * float(w[j])
@@ -291,7 +292,7 @@ def _softmax_chart(demo) -> str:
                        f"weight = softmax of the scaled scores = {pct(float(w[j]), 2)}")
             parts.append(f'<rect class="bar-slot" x="{cx - bw / 2:.1f}" y="{base - bar_h}" width="{bw:.1f}" height="{bar_h}"/>')
             parts.append(f'<rect{attr(class_=f"bar {cls}", x=f"{cx - bw / 2:.1f}", y=f"{base - hgt:.2f}", width=f"{bw:.1f}", height=f"{max(hgt, 0.0):.2f}", data_weight=data_num(w[j]), data_score=data_num(s[j]), data_tip=tip, tabindex="0" if (r, j) == (0, 0) else "-1", data_grid_cell=True, data_i=r, data_j=j)}/>')
-            parts.append(f'<text class="bar-pct" x="{cx:.1f}" y="{base - hgt - 4:.1f}" text-anchor="middle">{num(100 * float(w[j]), 0)}</text>')
+            parts.append(f'<text class="bar-pct" x="{cx:.1f}" y="{base - hgt - 4:.1f}" text-anchor="middle">{percents[j]}</text>')
             parts.append(f'<text class="tick" x="{cx:.1f}" y="{base + 14}" text-anchor="middle">k{j + 1}</text>')
         parts.append(f'<text{attr(class_="row-note", x=x1, y=top + 14, text_anchor="end", data_tip=f"entropy of these weights: {num(ent, 2)} bits (0 = all on one key, {num(demo.entropy_uniform, 0)} = spread evenly over {n})")}>{num(ent, 2)} bits</text>')
     parts.append("</svg>")

@@ -1,0 +1,192 @@
+"""Where a score comes from: Q_i·K_j taken apart, dimension by dimension, back to the input.
+
+What it teaches: a raw score is a plain dot product, q_i·k_j = Σ_d q_i[d]·k_j[d]
+over the head's d_k dimensions, and each q_i[d] (k_j[d]) is itself a sum over the
+token's input dimensions, x_i[a]·W_Q[a, d]. Where the model names its input
+dimensions (the designed model's features: "noun", "singular", ...), the reader
+sees the score built from facts about the two words; then ÷ √d_k·T and the
+softmax turn it into the weight, as in the affinity panel.
+
+The key j is the reader's choice (state.key: a heatmap cell or an affinity bar,
+hovered, focused or clicked) or, by default, the key the query attends to most.
+Terms are the trace's own q and k multiplied elementwise by core.dot_product_terms;
+the listed ones plus "all other dimensions" add up to the trace's score.
+
+Hooks: [data-view="qk-dot"] with data-score (the trace's Q_i·K_j), data-i,
+data-j, data-head, data-layer; one [data-term] row per listed dimension with
+data-dim and data-value (q_i[d]·k_j[d]) and one [data-term][data-dim="other"]
+for the rest, so the data-values add up to data-score.
+
+`why_line` is the one-sentence reason under the query: where it looks most, and
+which dimensions (and so which input facts) carry that score.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import core
+from . import math as m
+from .attention_matrix import strongest_key
+from .colors import signed_strength
+from .markup import attr, clip_label, data_num, esc, num, pct
+
+MAX_LISTED = 8       # dimensions listed by name; the rest are summed into one row
+MIN_SHARE = 0.02     # ... and only those carrying at least 2 % of the total |terms|
+MAX_SOURCES = 4      # input dimensions named per q or k entry
+DOMINANT = 0.25      # the why line names a dimension's sources when it carries >= 25 % of |terms|
+
+
+def chosen_key(state, trace, h: int) -> tuple[int, bool]:
+    """(key j, chosen automatically?): the reader's key if it exists and is visible, else the strongest."""
+    i, n = state.query, trace.n_tokens
+    if 0 <= state.key < n and bool(trace.mask[i, state.key]):
+        return state.key, False
+    return strongest_key(trace.weights[h, i], trace.mask[i]), True
+
+
+def listed_dims(terms) -> list[int]:
+    """The dimensions worth naming: largest |term| first, each >= MIN_SHARE of the total, at most MAX_LISTED."""
+    mags = np.abs(np.asarray(terms, dtype=np.float64))
+    total = float(mags.sum())
+    if total == 0:
+        return []
+    order = np.argsort(-mags, kind="stable")
+    return [int(d) for d in order[:MAX_LISTED] if mags[d] >= MIN_SHARE * total]
+
+
+def _dim_name(model, a: int) -> str:
+    name = model.dim_names[a] if a < len(model.dim_names) else ""
+    return name or f"dim {a}"
+
+
+def sources(model, x_row, w, bias, col: int) -> tuple[list[tuple[str, float]], float]:
+    """([(input dimension's name, x[a]·w[a, col]), ...] largest first, at most MAX_SOURCES), rest incl. bias."""
+    parts = core.projection_terms(x_row, w, col)  # [d_model]
+    nonzero = [int(a) for a in np.argsort(-np.abs(parts), kind="stable") if parts[a] != 0]
+    named = [(_dim_name(model, a), float(parts[a])) for a in nonzero[:MAX_SOURCES]]
+    rest = float(parts.sum() - sum(v for _, v in named)) + float(bias)
+    return named, rest
+
+
+def _sum_text(named, rest: float, total: float) -> str:
+    """'noun 12.80 + singular 6.40 + other 0.10 = 19.30' (signed terms in parentheses)."""
+    if not named and rest == 0:
+        return "0 (no input dimension feeds it)"
+    bits = [f"{name} {_signed(v)}" for name, v in named]
+    if abs(rest) >= 5e-3:
+        bits.append(f"other {_signed(rest)}")
+    if len(bits) == 1 and named:
+        return f"{named[0][0]} {num(total, 2)}"  # one source: the sum is that term
+    return " + ".join(bits) + f" = {num(total, 2)}"
+
+
+def _signed(x: float) -> str:
+    s = num(x, 2)
+    return f"({s})" if s.startswith("−") else s
+
+
+def _term_bar(value: float, limit: float) -> str:
+    sign, strength = signed_strength(value, limit)
+    width = 0 if limit <= 0 else min(100.0, 100 * abs(value) / limit)
+    return (f'<span class="qk-bar"><span class="qk-bar-fill is-{sign}" style="width:{width:.1f}%;'
+            f'opacity:{0.35 + 0.65 * strength:.2f}"></span></span>')
+
+
+def _key_picker(tokens, mask_row, j: int, i: int) -> str:
+    buttons = "".join(
+        f'<button{attr(type="button", class_="chip qk-key is-key" if k == j else "chip qk-key", data_event="set_key", data_value=k, aria_pressed="true" if k == j else "false", disabled=not bool(mask_row[k]))}>'
+        f'<span class="chip-index">{k}</span>{esc(clip_label(t, 14))}</button>'
+        for k, t in enumerate(tokens))
+    return (f'<div class="qk-keys" role="group" aria-label="Choose the key j whose score with query {i} is taken apart">'
+            f'<span class="qk-keys-label">Key <var>j</var>:</span>{buttons}</div>')
+
+
+def render(state, computed) -> str:
+    tr, p, model = computed.trace, computed.params, computed.model
+    h, i, toks = state.head, state.query, computed.tokens
+    d_k = tr.d_head
+    j, auto = chosen_key(state, tr, h)
+    q, k = tr.q[h, i], tr.k[h, j]                       # [d_k] each
+    terms = core.dot_product_terms(q, k)                # [d_k], sums to the score
+    score = float(tr.scores[h, i, j])
+    dims = listed_dims(terms)
+    other = float(terms.sum() - sum(float(terms[d]) for d in dims))
+    limit = float(np.abs(terms).max()) if len(terms) else 0.0
+    col0 = h * d_k                                      # the head's first column in W_Q, W_K
+    rows = []
+    for d in dims:
+        q_src = sources(model, tr.x[i], p.w_q, p.b_q[col0 + d], col0 + d)
+        k_src = sources(model, tr.x[j], p.w_k, p.b_k[col0 + d], col0 + d)
+        tip = (f"dimension {d} of head {h + 1}:\nq_{i}[{d}] = {num(q[d], 3)}, k_{j}[{d}] = {num(k[d], 3)}\n"
+               f"product = {num(terms[d], 3)}")
+        rows.append(
+            f'<tr{attr(data_term=True, data_dim=d, data_value=data_num(terms[d]), tabindex=0, data_tip=tip)}>'
+            f'<th scope="row">{d}</th><td class="num">{num(q[d], 2)}</td><td class="num">{num(k[d], 2)}</td>'
+            f'<td class="num qk-product">{_term_bar(float(terms[d]), limit)}{num(terms[d], 2)}</td>'
+            f'<td class="qk-src"><span class="qk-src-line"><var>q</var> = {esc(_sum_text(*q_src, float(q[d])))}</span>'
+            f'<span class="qk-src-line"><var>k</var> = {esc(_sum_text(*k_src, float(k[d])))}</span></td></tr>')
+    n_other = d_k - len(dims)
+    if n_other:
+        rows.append(f'<tr{attr(data_term=True, data_dim="other", data_value=data_num(other))} class="qk-other">'
+                    f'<th scope="row" colspan="3">all other {n_other} dimensions together</th>'
+                    f'<td class="num qk-product">{_term_bar(other, limit)}{num(other, 2)}</td>'
+                    f'<td class="qk-src muted">{"each under 2 % of the total" if dims else "all of them"}</td></tr>')
+    why = "the key it attends to most" if auto else "your choice (hover, focus or click a cell or bar)"
+    scaled, weight = float(tr.scaled_scores[h, i, j]), float(tr.weights[h, i, j])
+    steps = m.math(
+        m.row(m.indexed("q", str(i)), m.mo("·"), m.indexed("k", str(j)), m.mo("="), m.mn_num(score, 2),
+              m.mo("→"), m.frac(m.mn_num(score, 2), m.row(m.mn_num(tr.scale, 2), m.mo("×"), m.mn_num(tr.temperature, 2))),
+              m.mo("="), m.mn_num(scaled, 2), m.mo("→"), m.sub(m.mtext("softmax"), m.mi("j")), m.mo("="),
+              m.mn(pct(weight))),
+        display="block",
+        label=f"q {i} dot k {j} equals {num(score, 2)}; divided by {num(tr.scale, 2)} times {num(tr.temperature, 2)} "
+              f"gives {num(scaled, 2)}; after the softmax over the row the weight is {pct(weight)}")
+    head_name = computed.heads[h].name
+    return (f'<div{attr(class_="qk-dot", data_view="qk-dot", data_score=data_num(score), data_i=i, data_j=j, data_head=h, data_layer=state.layer, data_auto="true" if auto else "false")}>'
+            f'<p class="qk-lede">Query <q class="tok">{esc(toks[i])}</q> ({i}) and key <q class="tok">{esc(toks[j])}</q> '
+            f'({j}, {esc(why)}), head {h + 1} ({esc(head_name)}). The raw score is a sum of {d_k} products, '
+            f'one per dimension of the head; these carry it. Each <var>q</var> and <var>k</var> entry is in turn a '
+            f'sum over the token\'s input vector <var>x</var> times one column of <var>W</var><sub>Q</sub> or '
+            f'<var>W</var><sub>K</sub>: the last column names the input dimensions it comes from.</p>'
+            f'{_key_picker(toks, tr.mask[i], j, i)}'
+            f'<div class="qk-table-wrap" tabindex="0" role="group" aria-label="The terms of the score">'
+            f'<table class="qk-terms">'
+            f'<caption class="sr-only">q_{i}·k_{j} of head {h + 1}, term by term</caption>'
+            f'<thead><tr><th scope="col">dim <var>d</var></th><th scope="col"><var>q</var><sub>{i}</sub>[<var>d</var>]</th>'
+            f'<th scope="col"><var>k</var><sub>{j}</sub>[<var>d</var>]</th><th scope="col">product</th>'
+            f'<th scope="col">where <var>q</var> and <var>k</var> come from</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody>'
+            f'<tfoot><tr><th scope="row" colspan="3">sum: <var>q</var><sub>{i}</sub>·<var>k</var><sub>{j}</sub></th>'
+            f'<td class="num qk-product"><strong>{num(score, 2)}</strong></td><td></td></tr></tfoot></table></div>'
+            f'<div class="qk-steps" tabindex="0" role="group" aria-label="From the score to the weight">{steps}</div></div>')
+
+
+def why_line(state, computed) -> str:
+    """One sentence under the query: where it looks most with this head, and what carries that score."""
+    tr, p, model = computed.trace, computed.params, computed.model
+    h, i, toks = state.head, state.query, computed.tokens
+    j = strongest_key(tr.weights[h, i], tr.mask[i])
+    head = f"head {h + 1} ({computed.heads[h].name})"
+    w = pct(float(tr.weights[h, i, j]), 0)
+    start = f"With {head}, “{toks[i]}” looks most at “{toks[j]}” ({w})"
+    if j in computed.run.special:
+        reason = (f": a special token, not a word. This head has nothing to look for in this sentence "
+                  f"for “{toks[i]}”, so it rests its attention there (no-op attention).")
+    else:
+        terms = core.dot_product_terms(tr.q[h, i], tr.k[h, j])
+        total = float(np.abs(terms).sum())
+        d = int(np.argmax(np.abs(terms))) if total else -1
+        if d < 0:
+            reason = f": every score in this row is 0, so the weights are equal."
+        elif abs(float(terms[d])) >= DOMINANT * total:
+            col = h * tr.d_head + d
+            q_names = [n for n, v in sources(model, tr.x[i], p.w_q, 0.0, col)[0]]
+            k_names = [n for n, v in sources(model, tr.x[j], p.w_k, 0.0, col)[0]]
+            share = pct(abs(float(terms[d])) / total, 0)
+            reason = (f". Its score Q·K = {num(float(tr.scores[h, i, j]), 1)} comes {share} from dimension {d}, "
+                      f"where the query reads {', '.join(q_names) or 'nothing'} and the key reads "
+                      f"{', '.join(k_names) or 'nothing'}.")
+        else:
+            reason = (f". Its score Q·K = {num(float(tr.scores[h, i, j]), 1)} is spread over many dimensions "
+                      f"(the largest carries {pct(abs(float(terms[d])) / total, 0)}).")
+    return f'<p class="query-why" data-view="query-why" data-j="{j}">{esc(start + reason)}</p>'

@@ -1,0 +1,75 @@
+"""The keyboard never loses its place: after a redraw the focus stays on the control that caused it,
+and arrow keys walk the stepper through every stage.
+"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import open_page, wait_ready
+
+pytestmark = pytest.mark.browser
+MATRIX = 'svg[data-view="attention-matrix"]'
+
+
+@pytest.fixture(scope="module")
+def page(browser, base_url):
+    context, page, problems = open_page(browser, base_url, viewport={"width": 1280, "height": 800})
+    wait_ready(page)
+    yield page
+    problems.assert_none()
+    context.close()
+
+
+def focused(page) -> dict:
+    return page.evaluate("""(() => { const el = document.activeElement;
+        return { tag: el.localName, event: el.dataset.event || null, index: el.dataset.tokenIndex || null,
+                 value: el.dataset.value || null, i: el.dataset.i || null, j: el.dataset.j || null,
+                 current: el.getAttribute('aria-current') }; })()""")
+
+
+def test_choosing_a_token_with_enter_keeps_the_focus_on_it(page):
+    chip = page.locator('[data-panel="token-chips"] button[data-token-index="2"]')
+    chip.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.query === '2'")
+    page.wait_for_function("document.activeElement && document.activeElement.dataset.tokenIndex === '2'")
+    assert focused(page)["event"] == "set_query"
+    assert page.get_attribute('[data-panel="token-chips"] button[data-token-index="2"]', "aria-pressed") == "true"
+
+
+def test_choosing_a_head_card_with_the_keyboard_keeps_the_focus_on_it(page):
+    # the panel is below the first screen: it is shown (and kept current) once it comes into view
+    page.evaluate("document.querySelector('[data-panel=\"head-multiples\"]').scrollIntoView()")
+    card = page.locator('[data-panel="head-multiples"] button[data-value="2"]')
+    card.wait_for()
+    card.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.head === '2'")
+    page.wait_for_function("document.activeElement && document.activeElement.dataset.event === 'set_head'"
+                           " && document.activeElement.dataset.value === '2'")
+
+
+def test_picking_a_heatmap_cell_with_enter_keeps_the_focus_on_that_cell(page):
+    start = page.locator(f'{MATRIX} [data-grid-cell][tabindex="0"]')
+    start.focus()
+    page.keyboard.press("ArrowDown")
+    cell = focused(page)
+    page.keyboard.press("Enter")  # on a focused SVG cell the bridge treats Enter as a click
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.query === '{cell['i']}'")
+    page.wait_for_function(f"document.activeElement.dataset.i === '{cell['i']}' && "
+                           f"document.activeElement.dataset.j === '{cell['j']}'")
+
+
+def test_arrow_keys_walk_the_stepper_through_all_six_stages(page):
+    page.locator('.step[data-value="0"]').click()
+    page.wait_for_selector('[data-stage-detail="0"]')
+    page.focus('.step[data-value="0"]')
+    for k in range(1, 6):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_selector(f'[data-stage-detail="{k}"]')
+        page.wait_for_function(f"document.activeElement.getAttribute('aria-current') === 'step'"
+                               f" && document.activeElement.dataset.value === '{k}'")
+    for k in range(4, -1, -1):
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_selector(f'[data-stage-detail="{k}"]')
+        page.wait_for_function(f"document.activeElement.dataset.value === '{k}'")
