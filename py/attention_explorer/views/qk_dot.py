@@ -167,7 +167,7 @@ def why_line(state, computed) -> str:
     h, i, toks = state.head, state.query, computed.tokens
     j = strongest_key(tr.weights[h, i], tr.mask[i])
     head = f"head {h + 1} ({computed.heads[h].name})"
-    w = pct(float(tr.weights[h, i, j]), 0)
+    w = pct(float(tr.weights[h, i, j]), 1)  # one decimal: the heatmap's whole percentages are rounded to add up to 100
     start = f"With {head}, “{toks[i]}” looks most at “{toks[j]}” ({w})"
     if j in computed.run.special:
         reason = (f": a special token, not a word. This head has nothing to look for in this sentence "
