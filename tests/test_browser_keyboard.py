@@ -37,18 +37,6 @@ def test_choosing_a_token_with_enter_keeps_the_focus_on_it(page):
     assert page.get_attribute('[data-panel="token-chips"] button[data-token-index="2"]', "aria-pressed") == "true"
 
 
-def test_choosing_a_head_card_with_the_keyboard_keeps_the_focus_on_it(page):
-    # the panel is below the first screen: it is shown (and kept current) once it comes into view
-    page.evaluate("document.querySelector('[data-panel=\"head-multiples\"]').scrollIntoView()")
-    card = page.locator('[data-panel="head-multiples"] button[data-value="2"]')
-    card.wait_for()
-    card.focus()
-    page.keyboard.press("Enter")
-    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.head === '2'")
-    page.wait_for_function("document.activeElement && document.activeElement.dataset.event === 'set_head'"
-                           " && document.activeElement.dataset.value === '2'")
-
-
 def test_picking_a_heatmap_cell_with_enter_keeps_the_focus_on_that_cell(page):
     start = page.locator(f'{MATRIX} [data-grid-cell][tabindex="0"]')
     start.focus()
