@@ -330,6 +330,17 @@ class BlockParams:
         return np.shape(self.w_1)[1]
 
 
+def freeze_arrays(record):  # a frozen dataclass instance -> None
+    # own a private, read-only copy of every array field, so neither the caller nor a view can
+    # mutate the record (nor the record the caller's arrays); for __post_init__ of trace records
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, np.ndarray):
+            a = np.array(value, copy=True)
+            a.setflags(write=False)
+            object.__setattr__(record, f.name, a)
+
+
 @dataclass(frozen=True, eq=False)
 class BlockTrace:
     x: np.ndarray  # [n, d_model] input
@@ -363,14 +374,7 @@ class BlockTrace:
     eps: float = 1e-5  # the ε both LayerNorms add to the variance
 
     def __post_init__(self):
-        # own a private copy of every array and freeze it, so neither the
-        # caller nor a view can mutate the trace (nor the trace the caller)
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, np.ndarray):
-                a = np.array(value, copy=True)
-                a.setflags(write=False)
-                object.__setattr__(self, f.name, a)
+        freeze_arrays(self)
 
     @property
     def n_tokens(self):
@@ -395,9 +399,12 @@ def _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation):  # [n, d_model], .
     swiglu = activation == "swiglu"
     wired_mask = np.any(w_1 != 0, axis=0) | (np.any(w_gate != 0, axis=0) if swiglu else False)  # [d_ff]
     wired = np.flatnonzero(wired_mask)
-    if len(wired) > d_ff // 2:  # dense: the plain products are faster than indexing
-        wired = np.arange(d_ff)
-    idle = np.flatnonzero(~np.isin(np.arange(d_ff), wired))
+    if len(wired) > d_ff // 2:  # dense (a trained model): the plain products, no copies of the weights
+        pre = h @ w_1 if swiglu else h @ w_1 + b_1
+        gate = h @ w_gate if swiglu else None
+        act = silu(gate) * pre if swiglu else (relu(pre) if activation == "relu" else gelu(pre))
+        return pre, gate, act, act @ w_2 + b_2
+    idle = np.flatnonzero(~wired_mask)
     if swiglu:
         pre = np.zeros((n, d_ff))
         gate = np.zeros((n, d_ff))

@@ -16,7 +16,7 @@ PyTorch's ``nn.Linear`` stores weight as [out, in] for ``W x``; core wants
 NumPy only; runs unchanged in CPython and Pyodide.
 """
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -84,13 +84,7 @@ class EmbeddingTrace:
     eps: float
 
     def __post_init__(self):
-        # read-only private copies, as core.BlockTrace: views must not mutate a trace
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, np.ndarray):
-                a = np.array(value, copy=True)
-                a.setflags(write=False)
-                object.__setattr__(self, f.name, a)
+        core.freeze_arrays(self)  # read-only private copies, as core.BlockTrace
 
     @property
     def n_tokens(self):
