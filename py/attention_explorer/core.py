@@ -2,10 +2,16 @@
 
 Contract
 --------
-* Pure functions, NumPy only (plus ``math.erf`` for GELU), float64 throughout:
-  every array argument is cast with ``np.asarray(..., dtype=np.float64)``.
-  No I/O, no global random state; runs unchanged on CPython 3.11+ and on
-  Pyodide (CPython 3.12, NumPy 2.0.2).
+* Pure functions, NumPy only (plus ``math.erf`` for GELU). No I/O, no global
+  random state; runs unchanged on CPython 3.11+ and on Pyodide (CPython 3.12,
+  NumPy 2.0.2).
+* Precision follows the arguments: float32 arrays stay float32, anything else
+  is cast to float64, and NumPy's promotion does the rest, so the result is
+  float32 only when every array argument is. The designed model computes in
+  float64; the trained model in float32 (its weights are float32, and Pyodide
+  has no BLAS: its forward pass is the page's slowest step). Only the product
+  of big matrices and erf take a different route in float32 (``_matmul``,
+  ``erf``); float64 results are what they always were, to the last bit.
 * Weights act on the right, ``x @ w + b`` with ``w`` of shape ``[d_in, d_out]``
   (the transpose of PyTorch's ``nn.Linear.weight``). Head ``h`` of multi-head
   attention owns columns ``h*d_head:(h+1)*d_head`` of ``w_q``/``w_k``/``w_v``,
@@ -36,9 +42,11 @@ ACTIVATIONS = ("relu", "gelu", "swiglu")
 # validation helpers (every message starts with the argument's name)
 # --------------------------------------------------------------------------
 
-def _f64(name, x, ndim=None):  # any -> float64 ndarray
+def _float(name, x, ndim=None):  # any -> float32 ndarray if x is one, else float64 ndarray
     try:
-        a = np.asarray(x, dtype=np.float64)
+        a = np.asarray(x)
+        if a.dtype != np.float32:
+            a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{name} must be a real-valued array: {e}") from None
     if ndim is not None and a.ndim != ndim:
@@ -81,10 +89,10 @@ def _bool_mask(mask, shape):  # None | bool array broadcastable to shape -> bool
         raise ValueError(f"mask of shape {m.shape} does not broadcast to {tuple(shape)}") from None
 
 
-def _bias(name, b, n):  # None | [n] -> [n]
+def _bias(name, b, n, dtype):  # None | [n] -> [n] (None: zeros of the activations' dtype)
     if b is None:
-        return np.zeros(n)
-    b = _f64(name, b)
+        return np.zeros(n, dtype)
+    b = _float(name, b)
     _check_shape(name, b, (n,))
     return b
 
@@ -98,8 +106,19 @@ def _check_activation(activation, allowed):
 # building blocks
 # --------------------------------------------------------------------------
 
+def _matmul(x, w):  # [..., d_in], [d_in, d_out] -> [..., d_out]: x @ w for a weight matrix w
+    # Pyodide's NumPy has no BLAS: there matmul falls back to a strided loop, while einsum runs contiguous
+    # inner products about twice as fast (measured in Pyodide, float32 [16, 384] @ [384, 1536]: 4.4 ms vs
+    # 8.9 ms; [16, 1536] @ [1536, 384]: 4.4 vs 9.2; the same whether w is C- or Fortran-ordered). Only
+    # float32 takes that route: einsum sums in another order, and float64 (the designed model) keeps every
+    # last bit it had. The attention products (q k^T, weights v: small, batched) stay matmul, faster there.
+    if x.dtype == np.float32 and w.dtype == np.float32:
+        return np.einsum("...i,io->...o", x, w)
+    return x @ w
+
+
 def softmax(x, axis=-1):  # [..., n] -> [..., n]
-    x = np.asarray(x, dtype=np.float64)
+    x = _float("x", x)
     m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)  # initial: empty axes are fine too
     # an all -inf (fully masked) row has max -inf; shift by 0 instead so it
     # stays -inf -> exp 0 -> zero row, rather than -inf - -inf = NaN
@@ -111,14 +130,14 @@ def softmax(x, axis=-1):  # [..., n] -> [..., n]
 
 def dot_product_terms(q, k):  # [d], [d] -> [d]
     # q·k taken apart: the per-dimension products q[d]·k[d], which sum to the score
-    q, k = _f64("q", q, ndim=1), _f64("k", k, ndim=1)
+    q, k = _float("q", q, ndim=1), _float("k", k, ndim=1)
     _check_shape("k", k, q.shape)
     return q * k
 
 
 def projection_terms(x, w, col):  # [d_in], [d_in, d_out], int -> [d_in]
     # (x @ w)[col] taken apart: x[a]·w[a, col] per input dimension a (the bias is not included)
-    x, w = _f64("x", x, ndim=1), _f64("w", w, ndim=2)
+    x, w = _float("x", x, ndim=1), _float("w", w, ndim=2)
     _check_shape("w", w, (x.shape[0], w.shape[1]))
     if not 0 <= int(col) < w.shape[1]:
         raise ValueError(f"col must be in 0..{w.shape[1] - 1}, got {col}")
@@ -138,7 +157,7 @@ def scaled_dot_product_attention(q, k, v, *, temperature=1.0, scale=None, mask=N
 
 def _attention(q, k, v, temperature, scale, mask):
     # -> (scores, scaled_scores, weights, z, scale_used); see scaled_dot_product_attention
-    q, k, v = _f64("q", q), _f64("k", k), _f64("v", v)
+    q, k, v = _float("q", q), _float("k", k), _float("v", v)
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim < 2:
             raise ValueError(f"{name} must have at least 2 dimensions [..., n, d], got shape {a.shape}")
@@ -184,27 +203,26 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, 
 
 def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask, qkv=None):
     # -> dict of every intermediate of multi_head_attention; qkv: (q, k, v) already projected from this x
-    x = _f64("x", x, ndim=2)
+    x = _float("x", x, ndim=2)
     n, d_model = x.shape
     n_heads = _positive_int("n_heads", n_heads)
     if d_model % n_heads:
         raise ValueError(f"n_heads={n_heads} must divide d_model={d_model}")
     ws = {}
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
-        ws[name] = _f64(name, w)
+        ws[name] = _float(name, w)
         _check_shape(name, ws[name], (d_model, d_model))
-    bs = {name: _bias(name, b, d_model) for name, b in (("b_q", b_q), ("b_k", b_k), ("b_v", b_v), ("b_o", b_o))}
+    bs = {name: _bias(name, b, d_model, x.dtype)
+          for name, b in (("b_q", b_q), ("b_k", b_k), ("b_v", b_v), ("b_o", b_o))}
     if qkv is None:
-        q = split_heads(x @ ws["w_q"] + bs["b_q"], n_heads)  # [n_heads, n, d_head]
-        k = split_heads(x @ ws["w_k"] + bs["b_k"], n_heads)
-        v = split_heads(x @ ws["w_v"] + bs["b_v"], n_heads)
+        q, k, v = (split_heads(_matmul(x, ws[f"w_{c}"]) + bs[f"b_{c}"], n_heads) for c in "qkv")  # [n_heads, n, d_head]
     else:
-        q, k, v = (_f64(name, a, ndim=3) for name, a in zip("qkv", qkv))
+        q, k, v = (_float(name, a, ndim=3) for name, a in zip("qkv", qkv))
         for name, a in zip("qkv", (q, k, v)):
             _check_shape(name, a, (n_heads, n, d_model // n_heads))
     scores, scaled, weights, heads, scale = _attention(q, k, v, temperature, scale, mask)
     concat = merge_heads(heads)  # [n, d_model]
-    attn_out = concat @ ws["w_o"] + bs["b_o"]
+    attn_out = _matmul(concat, ws["w_o"]) + bs["b_o"]
     return dict(q=q, k=k, v=v, scores=scores, scaled_scores=scaled, weights=weights, head_outputs=heads,
                 concat=concat, attn_out=attn_out, scale=scale, d_head=d_model // n_heads)
 
@@ -215,11 +233,11 @@ def layer_norm(x, gamma, beta, eps=1e-5):  # x [..., d], gamma [d], beta [d] -> 
 
 def _layer_norm(x, gamma, beta, eps, names=("gamma", "beta")):
     # -> (out [..., d], mean [...], std [...]) with std = sqrt(biased var + eps), as nn.LayerNorm
-    x = _f64("x", x)
+    x = _float("x", x)
     if x.ndim < 1:
         raise ValueError(f"x must have at least 1 dimension, got shape {x.shape}")
     d = x.shape[-1]
-    gamma, beta = _f64(names[0], gamma), _f64(names[1], beta)
+    gamma, beta = _float(names[0], gamma), _float(names[1], beta)
     _check_shape(names[0], gamma, (d,))
     _check_shape(names[1], beta, (d,))
     eps = _positive_finite("eps", eps)
@@ -229,46 +247,62 @@ def _layer_norm(x, gamma, beta, eps, names=("gamma", "beta")):
     return centered / std[..., None] * gamma + beta, mean, std
 
 
-# math.erf is correctly rounded to ~1 ulp and exists in Pyodide; NumPy has no
-# erf and SciPy is not loaded in the browser. frompyfunc loops in C over a
-# Python callable: ~1 us per value, fine for our <= 32x1024 activations.
+# NumPy has no erf and SciPy is not loaded in the browser.
+# float64: math.erf (correctly rounded to ~1 ulp) through frompyfunc, a Python call per value (~0.3 us in
+# Pyodide): fine for the designed model, whose GELU acts on its few wired units.
+# float32: those calls were a sixth of the trained model's forward pass, so it is Abramowitz & Stegun
+# 7.1.26 (Hastings' fit, |error| <= 1.5e-7, also what PyTorch's vectorised CPU erf uses) as array
+# operations. Evaluated in float32 it stays within 5.4e-7 of math.erf (GELU within 4.7e-7) on every
+# float32 in [-10, 10]: a few float32 steps (6e-8 just below 1), and 20x under the trained model's 1e-5
+# accuracy bound (tests/test_core.py checks both).
 _erf_ufunc = np.frompyfunc(math.erf, 1, 1)
+_AS_P = 0.3275911
+_AS_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)  # a5 .. a1
 
 
 def erf(x):  # [...] -> [...]
-    return np.asarray(_erf_ufunc(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+    x = _float("x", x)
+    if x.dtype == np.float64:
+        return np.asarray(_erf_ufunc(x), dtype=np.float64)
+    a = np.minimum(np.abs(x), 6.0)  # erf(6) = 1 - 2e-17, 1 in float32; and a * a cannot overflow
+    t = 1.0 / (1.0 + _AS_P * a)
+    y = _AS_A[0] * t
+    for c in _AS_A[1:]:
+        y += c
+        y *= t  # y = (a1 t + a2 t^2 + ... + a5 t^5), by Horner
+    return np.copysign(1.0 - y * np.exp(-a * a), x)  # erf(x) = 1 - y exp(-x^2) for x >= 0, and erf is odd
 
 
 def gelu(x):  # [...] -> [...]
-    x = np.asarray(x, dtype=np.float64)
+    x = _float("x", x)
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))  # exact GELU, = F.gelu(approximate="none")
 
 
 def relu(x):  # [...] -> [...]
-    return np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+    return np.maximum(_float("x", x), 0.0)
 
 
 def sigmoid(x):  # [...] -> [...]
-    x = np.asarray(x, dtype=np.float64)
+    x = _float("x", x)
     e = np.exp(-np.abs(x))  # never overflows, unlike exp(-x) for x << 0
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def silu(x):  # [...] -> [...]
-    x = np.asarray(x, dtype=np.float64)
+    x = _float("x", x)
     return x * sigmoid(x)  # a.k.a. swish
 
 
 def _ffn_weights(x, w_1, w_2):  # -> (x [..., d_model], w_1 [d_model, d_ff], w_2 [d_ff, d_model], d_ff)
-    x = _f64("x", x)
+    x = _float("x", x)
     if x.ndim < 1:
         raise ValueError(f"x must have a feature axis [..., d_model], got shape {x.shape}")
     d_model = x.shape[-1]
-    w_1 = _f64("w_1", w_1, ndim=2)
+    w_1 = _float("w_1", w_1, ndim=2)
     if w_1.shape[0] != d_model:
         raise ValueError(f"w_1 must have shape [d_model={d_model}, d_ff], got {w_1.shape}")
     d_ff = w_1.shape[1]
-    w_2 = _f64("w_2", w_2)
+    w_2 = _float("w_2", w_2)
     _check_shape("w_2", w_2, (d_ff, d_model))
     return x, w_1, w_2, d_ff
 
@@ -276,16 +310,16 @@ def _ffn_weights(x, w_1, w_2):  # -> (x [..., d_model], w_1 [d_model, d_ff], w_2
 def feed_forward(x, w_1, b_1, w_2, b_2, activation="gelu"):  # [n, d_model], [d_model, d_ff], [d_ff], [d_ff, d_model], [d_model] -> [n, d_model]
     _check_activation(activation, ("relu", "gelu"))
     x, w_1, w_2, d_ff = _ffn_weights(x, w_1, w_2)
-    b_1, b_2 = _bias("b_1", b_1, d_ff), _bias("b_2", b_2, x.shape[-1])
+    b_1, b_2 = _bias("b_1", b_1, d_ff, x.dtype), _bias("b_2", b_2, x.shape[-1], x.dtype)
     act = relu if activation == "relu" else gelu
-    return act(x @ w_1 + b_1) @ w_2 + b_2
+    return _matmul(act(_matmul(x, w_1) + b_1), w_2) + b_2
 
 
 def swiglu(x, w_1, w_gate, w_2):  # [n, d_model], up [d_model, d_ff], gate [d_model, d_ff], down [d_ff, d_model] -> [n, d_model]
     x, w_1, w_2, d_ff = _ffn_weights(x, w_1, w_2)
-    w_gate = _f64("w_gate", w_gate)
+    w_gate = _float("w_gate", w_gate)
     _check_shape("w_gate", w_gate, w_1.shape)
-    return (silu(x @ w_gate) * (x @ w_1)) @ w_2  # LLaMA: w2(silu(w1 x) * w3 x), our w_gate = its w1
+    return _matmul(silu(_matmul(x, w_gate)) * _matmul(x, w_1), w_2)  # LLaMA: w2(silu(w1 x) * w3 x), our w_gate = its w1
 
 
 def sinusoidal_positional_encoding(n, d_model):  # int, int -> [n, d_model]
@@ -397,42 +431,47 @@ def _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation):  # [n, d_model], .
     # rest are filled in from that constant: the same numbers, without ~70x the work (a slider drags this).
     n, d_ff = h.shape[0], w_1.shape[1]
     swiglu = activation == "swiglu"
-    wired_mask = np.any(w_1 != 0, axis=0) | (np.any(w_gate != 0, axis=0) if swiglu else False)  # [d_ff]
-    wired = np.flatnonzero(wired_mask)
-    if len(wired) > d_ff // 2:  # dense (a trained model): the plain products, no copies of the weights
-        pre = h @ w_1 if swiglu else h @ w_1 + b_1
-        gate = h @ w_gate if swiglu else None
+    # more than half the units wired: dense (a trained model), the plain products, no copies of the weights.
+    # One row of w_1 with that many nonzeros settles it without scanning all of w_1 (~1 ms a layer in Pyodide).
+    dense = np.count_nonzero(w_1[:1]) > d_ff // 2
+    if not dense:
+        wired_mask = np.any(w_1 != 0, axis=0) | (np.any(w_gate != 0, axis=0) if swiglu else False)  # [d_ff]
+        wired = np.flatnonzero(wired_mask)
+        dense = len(wired) > d_ff // 2
+    if dense:
+        pre = _matmul(h, w_1) if swiglu else _matmul(h, w_1) + b_1
+        gate = _matmul(h, w_gate) if swiglu else None
         act = silu(gate) * pre if swiglu else (relu(pre) if activation == "relu" else gelu(pre))
-        return pre, gate, act, act @ w_2 + b_2
+        return pre, gate, act, _matmul(act, w_2) + b_2
     idle = np.flatnonzero(~wired_mask)
     if swiglu:
-        pre = np.zeros((n, d_ff))
-        gate = np.zeros((n, d_ff))
-        pre[:, wired] = h @ w_1[:, wired]
-        gate[:, wired] = h @ w_gate[:, wired]
+        pre = np.zeros((n, d_ff), h.dtype)
+        gate = np.zeros((n, d_ff), h.dtype)
+        pre[:, wired] = _matmul(h, w_1[:, wired])
+        gate[:, wired] = _matmul(h, w_gate[:, wired])
         act = silu(gate) * pre
     else:
         pre = np.broadcast_to(b_1, (n, d_ff)).copy()
-        pre[:, wired] += h @ w_1[:, wired]
+        pre[:, wired] += _matmul(h, w_1[:, wired])
         gate = None
         fn = relu if activation == "relu" else gelu
-        act = np.empty((n, d_ff))
+        act = np.empty((n, d_ff), pre.dtype)
         act[:, wired] = fn(pre[:, wired])
         act[:, idle] = fn(b_1[idle])  # the same for every token
-    out = act[:, wired] @ w_2[wired] + b_2
+    out = _matmul(act[:, wired], w_2[wired]) + b_2
     if len(idle):
-        out = out + act[0, idle] @ w_2[idle]  # idle units: one constant row, added to every token
+        out = out + _matmul(act[0, idle], w_2[idle])  # idle units: one constant row, added to every token
     return pre, gate, act, out
 
 
 def project_qkv(x, params, n_heads):  # [n, d_model], BlockParams, int -> ([n_heads, n, d_head] x 3)
     # Q, K, V of a block: they depend on x and the weights only, not on temperature or scale, so a
     # caller that moves a slider can compute them once and hand them to transformer_block(qkv=...)
-    x = _f64("x", x, ndim=2)
+    x = _float("x", x, ndim=2)
     n_heads = _positive_int("n_heads", n_heads)
     d_model = x.shape[1]
     p = params
-    return tuple(split_heads(x @ _f64(f"w_{c}", w) + _bias(f"b_{c}", b, d_model), n_heads)
+    return tuple(split_heads(_matmul(x, _float(f"w_{c}", w)) + _bias(f"b_{c}", b, d_model, x.dtype), n_heads)
                  for c, w, b in (("q", p.w_q, p.b_q), ("k", p.w_k, p.b_k), ("v", p.w_v, p.b_v)))
 
 
@@ -440,7 +479,7 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
     # params: BlockParams; mask: bool broadcastable to [n, n], shared by all heads;
     # qkv: project_qkv(x, params, n_heads) when the caller has it already (it must be of this x)
     _check_activation(activation, ACTIVATIONS)
-    x = _f64("x", x, ndim=2)
+    x = _float("x", x, ndim=2)
     n, d_model = x.shape
     p = params
     if activation == "swiglu" and p.w_gate is None:
@@ -454,12 +493,12 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
 
     # feed-forward sublayer: out = LayerNorm(h + FFN(h))
     h, w_1, w_2, d_ff = _ffn_weights(h, p.w_1, p.w_2)
-    b_2 = _bias("b_2", p.b_2, d_model)
+    b_2 = _bias("b_2", p.b_2, d_model, h.dtype)
     w_gate = None
     if activation == "swiglu":
-        w_gate = _f64("w_gate", p.w_gate)
+        w_gate = _float("w_gate", p.w_gate)
         _check_shape("w_gate", w_gate, (d_model, d_ff))
-    b_1 = _bias("b_1", p.b_1, d_ff)
+    b_1 = _bias("b_1", p.b_1, d_ff, h.dtype)
     ffn_pre, ffn_gate, ffn_act, ffn_out = _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation)
     resid2 = h + ffn_out
     out, ln2_mean, ln2_std = _layer_norm(resid2, p.ln2_gamma, p.ln2_beta, eps, ("ln2_gamma", "ln2_beta"))

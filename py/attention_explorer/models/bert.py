@@ -4,7 +4,10 @@ The embedding step (word piece + learned position + token type, then
 LayerNorm) is done here; every layer is one ``core.transformer_block``, the
 same post-LN block the designed model uses, so each trained layer yields the
 same ``BlockTrace`` the views already draw. Temperature and the sqrt(d_k)
-scale go to the softmax of every layer.
+scale go to the softmax of every layer. Activations are float32, the weights'
+own precision (core keeps the dtype it is given, and takes its faster float32
+routes in Pyodide); they stay within 1e-5 of a float64 reference
+(tests/test_bert.py).
 
 Weights come as a {name: array} dict in Hugging Face ``BertModel`` naming
 (``embeddings.word_embeddings.weight``, ``encoder.layer.N.attention.self.query.weight``,
@@ -132,8 +135,9 @@ def _table(tensors, name, d_model):  # -> float32 [rows, d_model], any number of
 
 def _linear(tensors, name, d_in, d_out):  # -> (W [d_in, d_out], b [d_out]) from nn.Linear's [out, in]
     w = np.ascontiguousarray(_get(tensors, name + ".weight", (d_out, d_in)))
-    # the transposed *view*, not a copy: NumPy without BLAS (Pyodide) computes x @ W 6x faster when
-    # W's columns are contiguous (measured: 16x384 @ 384x1536 in float64, 17 ms vs 106 ms)
+    # the transposed *view*, not a copy: nothing to copy at load time, and in Pyodide (no BLAS) core's
+    # float32 product (einsum) is as fast on it as on a C-ordered W (16x384 @ 384x1536: 4.4-4.7 ms either
+    # way), while NumPy's matmul there wants this layout too (9 ms against 19 ms)
     return w.T, _get(tensors, name + ".bias", (d_out,))
 
 
@@ -215,9 +219,10 @@ def embed(weights, token_ids, token_type_ids=None):  # BertWeights, [n] int, [n]
                  w.token_type_embeddings.shape[0])
     if types.shape != ids.shape:
         raise ValueError(f"token_type_ids must have the length of token_ids ({n}), got {types.shape[0]}")
-    word = np.asarray(w.word_embeddings[ids], dtype=np.float64)  # [n, d_model] (a RowTable dequantizes just these)
-    position = np.asarray(w.position_embeddings[:n], dtype=np.float64)  # positions 0..n-1
-    token_type = np.asarray(w.token_type_embeddings[types], dtype=np.float64)
+    # in the tables' dtype (float32 from load_weights): core keeps it through every layer
+    word = np.asarray(w.word_embeddings[ids])  # [n, d_model] (a RowTable dequantizes just these)
+    position = np.asarray(w.position_embeddings[:n])  # positions 0..n-1
+    token_type = np.asarray(w.token_type_embeddings[types])
     summed = word + position + token_type
     # core's LayerNorm, the very function the blocks use (it also returns the mean and std the views show)
     out, mean, std = core._layer_norm(summed, w.emb_ln_gamma, w.emb_ln_beta, w.eps)
