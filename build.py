@@ -215,13 +215,105 @@ def cached_file(group: str, name: str, cache: Path = CACHE) -> Path:
     return _ensure_file(groups[group], name, cache, set())
 
 
+# --------------------------------------------------------------------------- the trained model
+
+
+MODELS_DIR = "models"  # inside dist/: the trained model's files, downloaded only when a reader chooses it
+# Modules only the trained model needs: left out of the worker's start-up files (the default page loads
+# none of them) and fetched by the worker when the trained model is chosen (worker.load_model).
+TRAINED_ONLY_MODULES = ("attention_explorer/models/bert.py", "attention_explorer/models/quantize.py",
+                        "attention_explorer/models/safetensors.py")
+# What the bundle is made from; a change to any of them makes a new bundle (and a new file name)
+BUNDLE_SOURCES = ("attention_explorer/models/quantize.py", "attention_explorer/models/bert.py",
+                  "attention_explorer/models/safetensors.py", "attention_explorer/models/wordpiece.py",
+                  "attention_explorer/head_patterns.py", "attention_explorer/core.py")
+
+
+def _bundle_key() -> str:
+    h = hashlib.sha256()
+    for name in ("model.safetensors", "config.json", "vocab.txt"):
+        h.update(cached_file("minilm", name).read_bytes() if name != "model.safetensors"
+                 else _pin_sha("minilm", name).encode())
+    for rel in BUNDLE_SOURCES:
+        h.update((PY_SRC / rel).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _pin_sha(group: str, name: str) -> str:
+    return next(g for g in _load_pins() if g["name"] == group)["files"][name]
+
+
+def minilm_bundle(cache: Path = CACHE) -> Path:
+    """The trained model's one download, gzip-compressed, made once per input and cached.
+
+    all-MiniLM-L6-v2's fp32 weights as int8 groups (models/quantize.py), with the vocabulary and the
+    head labels measured on a corpus (head_patterns.py) in the safetensors metadata, so one file brings
+    everything the model needs in the browser. Stored gzip-compressed (~24 MB) and served as it is: a
+    static host need not know how to compress it (GitHub Pages compresses only text types).
+    """
+    out = cache.parent / "bundles" / f"minilm-{_bundle_key()}.safetensors.gz"
+    if out.exists():
+        return out
+    import gzip
+    import time
+
+    sys.path.insert(0, str(PY_SRC))
+    from attention_explorer import head_patterns
+    from attention_explorer.models import bert, minilm, quantize, safetensors
+    from attention_explorer.models.wordpiece import WordPiece
+
+    t0 = time.perf_counter()
+    _log("making the trained model's bundle (quantize, measure the heads, gzip): about a minute, once")
+    tensors = safetensors.load(cached_file("minilm", "model.safetensors"))
+    config = json.loads(cached_file("minilm", "config.json").read_text(encoding="utf-8"))
+    vocab = cached_file("minilm", "vocab.txt").read_text(encoding="utf-8")
+    qtensors = quantize.quantize(tensors)
+    # the labels describe the model the page runs: the quantized one
+    model = minilm.MiniLMModel()
+    model.install_weights(bert.load_weights(quantize.dequantize(qtensors), config), WordPiece.from_text(vocab))
+    table = head_patterns.measure_heads(model, head_patterns.CORPUS, minilm.D_K ** 0.5)
+    labels = [[{"label": h["label"], "score": round(float(h["score"]), 4)} for h in layer] for layer in table]
+    meta = {"format": quantize.FORMAT, "format_version": quantize.FORMAT_VERSION,
+            "config": json.dumps(config, sort_keys=True), "vocab": vocab, "heads": json.dumps(labels)}
+    blob = gzip.compress(safetensors.save(qtensors, meta), compresslevel=9, mtime=0)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_bytes(blob)
+    tmp.replace(out)
+    _log(f"wrote {out.name}: {len(blob):,} bytes ({time.perf_counter() - t0:.0f} s)")
+    return out
+
+
+def write_models(dist: Path, cache: Path = CACHE) -> dict:
+    """Copy the trained model's bundle (content-hashed name) and model card into dist/models/.
+
+    Returns the manifest the page carries: {model id: {"src", "bytes", "modules"}} (paths relative to
+    the page), so the bridge knows what choosing the model costs and where to fetch it.
+    """
+    bundle = minilm_bundle(cache)
+    data = bundle.read_bytes()
+    name = f"minilm.{sha256_of(data)[:12]}.safetensors.gz"  # immutable: the browser cache may keep it
+    folder = dist / MODELS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data)
+    # attribution: the model card as published with the weights (Apache-2.0)
+    shutil.copyfile(cached_file("minilm", "README.md"), folder / "all-MiniLM-L6-v2-README.md")
+    return {"minilm": {"src": f"{MODELS_DIR}/{name}", "bytes": len(data),
+                       "modules": list(TRAINED_ONLY_MODULES)}}  # under py/
+
+
 # --------------------------------------------------------------------------- bundle
 
 
 def python_sources() -> list[str]:
-    """The package's modules as the worker loads them, relative to py/ (e.g. attention_explorer/core.py)."""
+    """The package's modules, relative to py/ (e.g. attention_explorer/core.py); all are copied to dist/."""
     pkg = PY_SRC / "attention_explorer"
     return sorted(p.relative_to(PY_SRC).as_posix() for p in pkg.rglob("*.py"))
+
+
+def startup_sources() -> list[str]:
+    """The modules the worker loads at start-up: all but the trained model's own."""
+    return [m for m in python_sources() if m not in TRAINED_ONLY_MODULES]
 
 
 def worker_config(modules: list[str]) -> dict:
@@ -237,13 +329,17 @@ def worker_config(modules: list[str]) -> dict:
 TEMPLATES = ("index.html", "embed.html")  # pages whose first screen is pre-rendered
 
 
-def render_page(name: str = "index.html") -> str:
-    """A page template with its first screen pre-rendered by the real views."""
-    from attention_explorer import page
+def render_page(name: str = "index.html", model_files: dict | None = None) -> str:
+    """A page template with its first screen pre-rendered by the real views.
+
+    model_files: write_models()'s manifest, carried by the page for the bridge (None: no trained model).
+    """
+    from attention_explorer import models, page
 
     template = (SITE / name).read_text(encoding="utf-8")
     fill = page.fill_template if name == "index.html" else page.fill_embed_template
-    return fill(template, worker_config=worker_config(python_sources()))
+    with models.as_on_first_load():  # what the worker draws before any download
+        return fill(template, worker_config=worker_config(startup_sources()), model_files=model_files or {})
 
 
 def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
@@ -266,8 +362,9 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
     css = [(SITE / "style.css").read_text(encoding="utf-8")]
     css += [p.read_text(encoding="utf-8") for p in sorted((SITE / "css").glob("*.css"))]
     (dist / "style.css").write_text("\n".join(css), encoding="utf-8")
+    model_files = write_models(dist, cache)
     for name in TEMPLATES:
-        (dist / name).write_text(render_page(name), encoding="utf-8")
+        (dist / name).write_text(render_page(name, model_files), encoding="utf-8")
     (dist / ".nojekyll").write_text("")  # GitHub Pages: serve files as they are
     _log(f"wrote {dist}")
     return dist

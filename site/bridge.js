@@ -88,12 +88,21 @@ function applyResponse(res) {
   for (const [id, markup] of Object.entries(res.panels || {})) {
     const el = document.querySelector(`[data-panel="${id}"]`);
     if (!el) throw new Error(`the page has no panel "${id}"`);
+    // a <details data-keep> the reader opened stays open in the redrawn panel
+    const open = [...el.querySelectorAll("details[data-keep][open]")].map((d) => d.dataset.keep);
     el.innerHTML = markup; // trusted: rendered by our Python views, all text escaped there
+    for (const key of open) el.querySelector(`details[data-keep="${CSS.escape(key)}"]`)?.setAttribute("open", "");
+  }
+  for (const [id, ops] of Object.entries(res.patches || {})) {
+    const el = document.querySelector(`[data-panel="${id}"]`);
+    if (!el || !applyPatch(el, ops)) send({ type: "redraw", value: id });
   }
   restoreFocus(was);
   markScrollable();
+  applyForm(res.form);
   // A control with a newer event still queued keeps what the reader set (no flicker back).
   const pending = new Set(queue.map((q) => q.event.type));
+  if (res.values && res.values.model !== undefined) shownModel = res.values.model;
   for (const [id, value] of Object.entries(res.values || {})) {
     const el = $(id);
     if (!el || (el.dataset.event && pending.has(el.dataset.event))) continue;
@@ -118,6 +127,59 @@ function applyResponse(res) {
   msg.textContent = res.message || "";
   for (const el of document.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
   if (res.message && res.field && $(res.field)) $(res.field).setAttribute("aria-invalid", "true");
+  if (res.load_model) chooseModel(res.load_model, location.hash); // a link to a model still to download
+}
+
+// The form is never redrawn (caret, focus); what depends on the model comes as data: the options of
+// its selects, a few texts and where the √d_k slider marks the true scale. Text via textContent only.
+let lastForm = "";
+function applyForm(form) {
+  const key = form ? JSON.stringify(form) : "";
+  if (!form || key === lastForm) return;
+  lastForm = key;
+  for (const [id, options] of Object.entries(form.options || {})) {
+    const sel = $(id);
+    if (!sel) continue;
+    const same = sel.options.length === options.length
+      && options.every(([v, label], i) => sel.options[i].value === v && sel.options[i].text === label);
+    if (same) continue;
+    const keep = sel.value;
+    sel.replaceChildren(...options.map(([v, label]) => {
+      const o = document.createElement("option");
+      o.value = v;
+      o.textContent = label;
+      o.disabled = id === "preset" && v === ""; // the preset prompt is not a choice
+      return o;
+    }));
+    sel.value = keep;
+  }
+  for (const [id, text] of Object.entries(form.text || {})) if ($(id)) $(id).textContent = text;
+  for (const [id, pct] of Object.entries(form.marker || {})) {
+    const box = $(id) && $(id).closest(".range-with-marker");
+    if (box) box.style.setProperty("--marker", `${pct}%`);
+  }
+}
+
+// A slider that changed only numbers: Python sends them, not markup (see attention_matrix.render_patch).
+// Each operation: elements by selector inside the panel, one value per element in document order.
+// Values go in as attribute values or textContent, never as markup. False if the markup does not fit.
+function applyPatch(panel, ops) {
+  const found = ops.map((op) => panel.querySelectorAll(op.sel));
+  const fits = ops.every((op, k) => op.values === undefined
+    || (op.toggle ? op.values.length : op.values.split("\n").length) === found[k].length);
+  if (!fits) return false;
+  ops.forEach((op, k) => {
+    const els = found[k];
+    if (op.remove) { for (const el of els) el.removeAttribute(op.remove); return; }
+    const values = op.toggle ? op.values : op.values.split("\n");
+    for (let i = 0; i < els.length; i++) {
+      const el = els[i], v = values[i];
+      if (op.toggle) el.classList.toggle(op.toggle, v === "1");
+      else if (op.text) { if (el.textContent !== v) el.textContent = v; }
+      else if (el.getAttribute(op.attr) !== v) el.setAttribute(op.attr, v);
+    }
+  });
+  return true;
 }
 
 // Show the pre-rendered panels (inert <template>s, see the viewport observer) up to and inside el, so
@@ -136,22 +198,61 @@ function bringIntoView(id) {
   for (const old of document.querySelectorAll(".is-focused-stage")) old.classList.remove("is-focused-stage");
   el.classList.add("is-focused-stage");
   const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  ownTarget = el; // the scroll that follows is the page's own, not the reader's (see scrollSettled)
   el.scrollIntoView({ behavior: smooth ? "smooth" : "auto", block: "start" });
 }
 
+// The stepper follows the reader's scrolling: when a scroll settles, the stage whose section crosses
+// the reading line (a third down the screen) becomes current. Not after the page's own scroll to a
+// chosen stage (its section may stop below the line at the end of the page): that one is current.
+let ownTarget = null;
+const atBottom = () => window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 4;
+function scrollSettled() {
+  if (ownTarget) {
+    const top = ownTarget.getBoundingClientRect().top;
+    const arrived = (top > -8 && top < window.innerHeight / 3) || atBottom();
+    ownTarget = null;
+    if (arrived) return; // else the reader scrolled elsewhere meanwhile: follow them
+  }
+  followStage();
+}
+if ("onscrollend" in window) window.addEventListener("scrollend", scrollSettled);
+else { // no scrollend event (older Safari): a scroll quiet for 150 ms has settled
+  let quiet = 0;
+  window.addEventListener("scroll", () => { clearTimeout(quiet); quiet = setTimeout(scrollSettled, 150); }, { passive: true });
+}
+
+// the stages' sections, in order: each stepper button controls one (aria-controls)
+const stageSections = () => [...document.querySelectorAll(".stepper .step[aria-controls]")]
+  .map((b) => $(b.getAttribute("aria-controls")));
+function followStage() {
+  if (EMBED || !worker) return;
+  // at the very bottom the last sections may never reach the line: then the last one on screen counts
+  const line = atBottom() ? window.innerHeight - 40 : window.innerHeight / 3;
+  let current = -1;
+  stageSections().forEach((el, k) => { if (el && el.getBoundingClientRect().top <= line) current = k; });
+  const shown = document.querySelector(".stepper [aria-current=step]");
+  if (current < 0 || !shown || shown.dataset.value === String(current)) return;
+  send({ type: "set_stage", value: current, follow: true });
+}
 
 // ---------------------------------------------------------------- events to Python
 
 // One request in flight; a newer event of the same type replaces a queued one,
 // so dragging a slider never builds a backlog. send() resolves once applied.
 let worker = null;
+let workerIsReady;
+const workerReady = new Promise((resolve) => { workerIsReady = resolve; });
 let busy = false;
 let lastHover = ""; // the last hover event sent (see hoverEvent)
 let hashTimer = 0;  // the pending URL update (see applyResponse)
 const queue = [];
 
+const sentLog = []; // the last events sent (types; ":follow" for the stepper following the scroll), for tests
 function send(event, fromHover = false) {
   if (!fromHover) lastHover = ""; // any other event may change what a hover would choose
+  sentLog.push(event.type + (event.follow ? ":follow" : ""));
+  if (sentLog.length > 100) sentLog.shift();
   return new Promise((resolve) => {
     const queued = queue.find((q) => q.event.type === event.type);
     if (queued) { queued.event = event; queued.done.push(resolve); }
@@ -216,8 +317,80 @@ document.addEventListener("input", (e) => {
 });
 document.addEventListener("change", (e) => {
   const el = e.target.closest("select[data-event], input[type=checkbox][data-event]");
-  if (el) send(eventFrom(el));
+  if (el && el.id === "model") chooseModel(el.value);
+  else if (el) send(eventFrom(el));
 });
+
+// ---------------------------------------------------------------- trained models, on demand
+
+// build.py's manifest of models whose files are downloaded only when chosen: {id: {src, bytes, modules}}.
+const MODEL_FILES = JSON.parse(($("model-files") && $("model-files").textContent) || "{}");
+const installed = new Set();
+let loading = null; // the model being downloaded, with its promise
+let shownModel = "";  // the model of the last response (the #model value the state has)
+
+function downloadUi(text, { value = null, max = 1, failed = false } = {}) {
+  const box = $("model-download");
+  if (!box) { // the embed page has no form: the status line speaks
+    $("runtime-status-text").textContent = text;
+    return;
+  }
+  box.hidden = !text;
+  box.classList.toggle("is-error", failed);
+  $("model-download-text").textContent = text;
+  const bar = $("model-progress");
+  bar.hidden = failed || value === null;
+  if (value !== null) { bar.max = max; bar.value = value; }
+  $("model-retry").hidden = !failed;
+}
+
+const megabytes = (n) => (n / 1e6).toFixed(1);
+
+// Choose a model; one whose files are still to come is downloaded first (by the worker, with
+// progress), meanwhile the page stays on the current model and works. replayHash: a link to replay
+// once the model is there (it named the model).
+async function chooseModel(id, replayHash = null, switchTo = true) {
+  const spec = MODEL_FILES[id];
+  // once the files are in: switch to the model (or replay the link), or just redraw what can use it
+  const then = () => send(replayHash !== null ? { type: "load_hash", value: replayHash }
+    : switchTo ? { type: "set_model", value: id } : { type: "redraw", value: "compare" });
+  if (!spec || installed.has(id)) { then(); return; }
+  if (loading) return loading.done;
+  await workerReady;
+  const base = new URL(".", document.baseURI).href;
+  const total = spec.bytes;
+  downloadUi(`Downloading the trained model: 0 of ${megabytes(total)} MB…`, { value: 0, max: total });
+  const poll = setInterval(async () => {
+    const p = await worker.sync.download_progress();
+    if (p.phase === "download") {
+      downloadUi(`Downloading the trained model: ${megabytes(p.loaded)} of ${megabytes(total)} MB…`,
+        { value: p.loaded, max: total });
+    } else if (p.phase === "install") {
+      downloadUi("Unpacking the trained model's weights…", { value: total, max: total });
+    }
+  }, 250);
+  loading = { id, done: worker.sync.load_model({ ...spec, model: id, base }) };
+  let result;
+  try {
+    result = await loading.done;
+  } catch (err) {
+    result = { ok: false, message: `Could not load the trained model (${String(err.message || err).split("\n")[0]}).` };
+  } finally {
+    clearInterval(poll);
+    loading = null;
+  }
+  if (result.ok) {
+    installed.add(id);
+    downloadUi("");
+    await then();
+  } else {
+    downloadUi(result.message, { failed: true });
+    if ($("model")) $("model").value = shownModel; // still the model the page shows
+    retryModel = () => chooseModel(id, replayHash, switchTo);
+  }
+}
+let retryModel = null;
+if ($("model-retry")) $("model-retry").addEventListener("click", () => { if (retryModel) retryModel(); });
 window.addEventListener("hashchange", () => send({ type: "load_hash", value: location.hash }));
 
 // Which panels are on or near the screen: Python draws those at once and the others when
@@ -261,6 +434,7 @@ async function copyShareText() {
 }
 
 async function runAction(action, target) {
+  if (action === "load-model") { chooseModel(target, null, false); return; }
   if (!worker) { // a link, a snippet, a file and a figure's caption all come from Python's state
     notify("Sharing and export work once Python has loaded (see the status line).");
     return;
@@ -424,8 +598,9 @@ async function start() {
     progress("Computing attention in Python…", 2);
     applyResponse(await w.sync.boot(location.hash, EMBED ? "embed" : "page"));
     worker = w;
+    workerIsReady();
     // A handle for tests and for curious readers in the console: call the worker's exports.
-    globalThis.attentionExplorer = { call: (name, arg) => w.sync[name](arg) };
+    globalThis.attentionExplorer = { call: (name, arg) => w.sync[name](arg), sent: sentLog };
     progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";

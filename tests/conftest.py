@@ -70,6 +70,28 @@ def serve_folder(folder: Path, handler=SubpathHandler):
     return server
 
 
+@pytest.fixture(scope="session", autouse=True)
+def trained_model_installed():
+    """The trained model installed from its bundle, as the page's worker installs it after the download.
+
+    build.minilm_bundle() makes the bundle once (about 20 s) and caches it; a missing pinned file is a
+    failure naming what to run, never a skip. Tests of the not-yet-downloaded state make their own
+    minilm.MiniLMModel().
+    """
+    import gzip
+
+    import build
+    from attention_explorer.models import minilm
+
+    if not minilm.MODEL.available:
+        try:
+            blob = build.minilm_bundle().read_bytes()
+        except build.BuildError as exc:
+            pytest.fail(f"the trained model's files are not available: run `python build.py`.\n{exc}")
+        minilm.MODEL.install(gzip.decompress(blob))
+    return minilm.MODEL
+
+
 @pytest.fixture(scope="session")
 def bundle(tmp_path_factory):
     """dist/ built once per test session into a temporary folder (runtime from the cache)."""

@@ -61,3 +61,35 @@ def test_arrow_keys_walk_the_stepper_through_all_six_stages(page):
         page.keyboard.press("ArrowLeft")
         page.wait_for_selector(f'[data-stage-detail="{k}"]')
         page.wait_for_function(f"document.activeElement.dataset.value === '{k}'")
+
+
+def _scrolled_by_hand(page, section_id: str):
+    """Scroll as a reader does (no smooth scroll of the page's own), the section's top to the screen's top."""
+    page.evaluate("id => window.scrollTo({ top: document.getElementById(id).getBoundingClientRect().top"
+                  " + window.scrollY, behavior: 'instant' })", section_id)
+
+
+def test_the_stepper_follows_the_readers_scrolling(page):
+    for k, section in ((2, "stage-attention"), (4, "stage-layernorm"), (1, "stage-projections")):
+        _scrolled_by_hand(page, section)
+        page.wait_for_selector(f'.stepper .step[data-value="{k}"][aria-current="step"]')
+        page.wait_for_selector(f'[data-stage-detail="{k}"]')
+        assert page.locator('.stepper [aria-current="step"]').count() == 1
+
+
+def test_choosing_a_stage_is_not_undone_by_the_scroll_it_starts(page):
+    _scrolled_by_hand(page, "stage-input")
+    page.wait_for_selector('.stepper .step[data-value="0"][aria-current="step"]')
+    page.evaluate("() => { window.scrollEnded = false;"
+                  " window.addEventListener('scrollend', () => { window.scrollEnded = true; }, { once: true }); }")
+    sent_before = page.evaluate("attentionExplorer.sent.length")
+    page.locator('.step[data-value="3"]').click()  # a smooth scroll past stage 2's and 3's sections
+    page.wait_for_function("window.scrollEnded")   # the page's own scroll has ended
+    # the bridge decides on "scrollend" too: two frames on, its reaction (if any) has been sent
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    top = page.evaluate("document.getElementById('stage-multihead').getBoundingClientRect().top")
+    assert -2 <= top <= 200, f"the chosen stage's section is brought to the top (top {top})"
+    sent = page.evaluate("n => attentionExplorer.sent.slice(n)", sent_before)
+    assert "set_stage:follow" not in sent, f"the stepper followed its own scroll: {sent}"
+    page.wait_for_selector('[data-stage-detail="3"]')
+    assert page.get_attribute('.stepper [aria-current="step"]', "data-value") == "3"

@@ -133,7 +133,7 @@ def test_dk_scale_slider_recomputes_weights(live):
 
 def test_head_picker_lists_heads_by_name_and_switches(live):
     options = live.eval_on_selector_all("#head option", "os => os.map(o => [o.value, o.textContent])")
-    assert options == [[str(h), info.name] for h, info in enumerate(model.HEADS)]
+    assert options == [[str(h), f"Head {h + 1}: {info.name}"] for h, info in enumerate(model.HEADS)]
     live.select_option("#head", "2")
     wait_matrix(live, head="2")
     expected = independent_weights(model.DEFAULT_TEXT, head=2, temperature=1.0, dk_scale=8.0)

@@ -202,7 +202,7 @@ def test_permalinks_carry_the_model_and_the_layer(toy):
     assert notices == ["Ignored the link's layer: 7 is out of range (0 to 1)."]
     state, notices = permalink.decode("m=gpt9&h=1")
     assert state.model == "designed" and state.head == 1
-    assert notices == ['Ignored the link\'s model: "gpt9" is not one of designed, toy.']
+    assert notices == ['Ignored the link\'s model: "gpt9" is not one of designed, minilm, toy.']
 
 
 def test_exports_name_the_model_and_layer(toy):

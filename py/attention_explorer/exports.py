@@ -10,7 +10,8 @@ in order and keys in order inside each query:
     query_index,query_token,key_index,key_token,weight,masked
 
 * `weight` is A_ij of the selected head, written as the shortest decimal that
-  reads back as exactly the same float64 (Python's `repr`), so nothing is lost.
+  reads back as exactly the trace's number (float64 for the designed model,
+  float32 for the trained one), so nothing is lost.
 * `masked` is 1 when the causal mask hides key j from query i (its weight is
   then 0), else 0.
 * No comment lines, no byte-order mark, RFC 4180 quoting from the `csv` module
@@ -26,6 +27,8 @@ in order and keys in order inside each query:
 JSON (`weights_json`): one object whose shape is JSON_SHAPE_DOC below.
 """
 from __future__ import annotations
+
+import numpy as np
 
 import csv
 import io
@@ -62,8 +65,8 @@ JSON_SHAPE_DOC = """\
 ```
 
 A_ij = softmax_j(Q_i·K_jᵀ / (dk_scale · temperature)) for the head named in
-`head`. Numbers are float64 written as the shortest decimal that reads back
-exactly. The file is UTF-8 (tokens in any script appear as themselves)."""
+`head`. Numbers are the trace's (float64, or float32 for the trained model),
+written as the shortest decimal that reads back exactly. The file is UTF-8 (tokens in any script appear as themselves)."""
 
 
 def _checked(state, computed):
@@ -76,6 +79,15 @@ def _checked(state, computed):
     return trace.weights[state.head], trace.mask
 
 
+def _plain_rows(weights) -> list:
+    """[n, n] -> nested lists of floats whose repr is the shortest decimal that reads back as the
+    trace's own number: float64 as it is; float32 (the trained model) through its own shortest
+    decimal, so 0.1f is written 0.1, not 0.10000000149011612."""
+    if weights.dtype == np.float32:
+        return [[float(str(v)) for v in row] for row in weights]
+    return weights.tolist()
+
+
 def _cell_text(token: str) -> str:
     """A token as written in a CSV cell: formula starts get a leading ' (see the module docstring)."""
     return "'" + token if token.startswith(FORMULA_STARTS) else token
@@ -85,7 +97,7 @@ def weights_csv(state, computed) -> str:
     """The selected head's attention weights, one CSV row per (query, key); see the module docstring."""
     weights, mask = _checked(state, computed)
     toks = [_cell_text(t) for t in computed.tokens]
-    rows = weights.tolist()  # plain floats: repr gives the shortest exact decimal
+    rows = _plain_rows(weights)  # plain floats: repr gives the shortest exact decimal
     allowed = mask.tolist()
     out = io.StringIO()
     writer = csv.writer(out)  # excel dialect: RFC 4180 quoting, CRLF line ends
@@ -113,7 +125,7 @@ def weights_object(state, computed) -> dict:
         "d_k": int(trace.d_head),
         "causal": bool(state.causal),
         "query": state.query,
-        "weights": weights.tolist(),
+        "weights": _plain_rows(weights),
         "mask": mask.tolist(),
     }
 

@@ -30,7 +30,7 @@ STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output",
 # The page's panels (page.PANELS says which view draws each); a link's "panel" must name one.
 PANEL_IDS = ("token-chips", "query-why", "preset-info", "stepper", "stage-detail", "embedding", "projections", "why-qkv",
              "head-info", "attention-matrix", "qk-dot", "affinity", "routing", "head-multiples", "why-scale",
-             "multihead", "layernorm", "ffn")
+             "compare", "multihead", "layernorm", "ffn")
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")  # the FFN nonlinearities core.transformer_block knows
 
@@ -84,6 +84,10 @@ FIELDS: tuple[Field, ...] = (
     Field("routing_all_heads", "flag", False, "all", "all-heads setting", "set_routing_all",
           control="routing-all"),
     Field("demo_dk", "count", 64, "ddk", "demo d_k", "set_demo_dk", limits=(1, 512), control="demo-dk"),
+    # the designed head the designed-vs-trained comparison takes; -1: the selected head (designed
+    # model) or the first designed head (trained model)
+    Field("compare_head", "index", -1, "ch", "compared designed head", "set_compare_head",
+          of="designed_heads", auto=True),
     Field("panel", "choice", "", "panel", "panel", "set_panel", of="panels"),
 )
 

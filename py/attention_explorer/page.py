@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from . import state as st
+from . import head_patterns, state as st, tokens
 from .fields import MODEL_INPUTS, PANEL_IDS
-from .views import (affinity, attention_matrix, controls, embedding, explain, ffn, layernorm,
+from .views import (affinity, attention_matrix, compare, controls, embedding, explain, ffn, layernorm,
                     multihead, projections, qk_dot, routing, share, stepper, why)
 from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
@@ -25,6 +25,10 @@ class Panel:
     render: Callable  # (state, computed) -> markup
     depends: frozenset  # State fields whose change means this panel must be redrawn
     render_live: Optional[Callable] = None  # the worker's redraws, when lighter than the pre-render
+    # (state, computed) -> patch operations (see attention_matrix.render_patch): the new numbers for
+    # live markup drawn for a state that differs only in `patch_fields`
+    render_patch: Optional[Callable] = None
+    patch_fields: frozenset = frozenset()
 
 
 def _fields(*names: str) -> frozenset:
@@ -38,7 +42,7 @@ LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 PANELS: dict[str, Panel] = {
     "token-chips": Panel(controls.render_token_chips, _fields("model", "text", "query")),
     "query-why": Panel(qk_dot.why_line, _fields(*LAYER, "query", "head")),
-    "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads[0]), _fields("model", "text")),
+    "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads), _fields("model", "text")),
     "stepper": Panel(stepper.render, _fields("stage")),
     "stage-detail": Panel(stepper.render_detail, _fields("model", "stage")),
     "embedding": Panel(embedding.render, _fields("model", "text", "query")),
@@ -46,7 +50,9 @@ PANELS: dict[str, Panel] = {
     "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head")),
     "head-info": Panel(lambda s, c: explain.head_info(s, c.heads), _fields("model", "layer", "head")),
     "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads), _fields(*LAYER, "query", "head"),
-                              lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True)),
+                              lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True),
+                              lambda s, c: attention_matrix.render_patch(s, c, c.heads),
+                              attention_matrix.NUMBERS_ONLY),
     "qk-dot": Panel(qk_dot.render, _fields(*LAYER, "query", "head", "key")),
     "affinity": Panel(lambda s, c: affinity.render(s, c, c.heads), _fields(*LAYER, "query", "head")),
     "routing": Panel(lambda s, c: routing.render(s, c, c.heads),
@@ -54,11 +60,32 @@ PANELS: dict[str, Panel] = {
     "head-multiples": Panel(lambda s, c: attention_matrix.render_small_multiples(s, c, c.heads),
                             _fields(*LAYER, "query", "head")),
     "why-scale": Panel(why.render_scale_demo, _fields("model", "demo_dk")),
+    "compare": Panel(lambda s, c: _compare_panel(s), _fields("model", "text", "query", "head", "compare_head")),
     "multihead": Panel(lambda s, c: multihead.render(s, c, c.heads), _fields(*LAYER, "query")),
     "layernorm": Panel(layernorm.render, _fields(*LAYER, "query")),
     "ffn": Panel(ffn.render, _fields(*LAYER, "query")),
 }
 assert tuple(PANELS) == PANEL_IDS, "fields.PANEL_IDS must list page.PANELS, in order"
+
+
+def _compare_panel(state: st.State) -> str:
+    """The designed head next to the trained head that does its job best (head_patterns.compare)."""
+    try:
+        cmp = st.comparison(state)
+    except tokens.TokenError as exc:
+        return compare.unavailable(f"The two models cannot both read this sentence: {exc}")
+    names = [h.name for h in cmp.designed.model.heads[0]]
+    picker = compare.head_picker(names, cmp.head)
+    if cmp.trained is None:
+        d = st.description(cmp.trained_id)
+        return picker + compare.not_loaded(d.name, d.id, "about 24 MB")
+    found = head_patterns.compare(
+        cmp.designed.tokens, cmp.designed.run.special, cmp.designed.trace.weights[cmp.head],
+        cmp.trained.tokens, cmp.trained.run.special, [t.weights for t in cmp.trained.run.layers],
+        query_token=cmp.query if cmp.query >= 0 else None)
+    labels = [[h.name for h in layer] for layer in cmp.trained.model.heads]
+    return picker + compare.render(found, names[cmp.head], trained_labels=labels,
+                                   start_token=cmp.designed.tokens[cmp.designed.run.special[0]])
 
 
 # Panels a reader can link to, embed and export, with their titles.
@@ -234,6 +261,18 @@ def render_panels(state: st.State, only: set[str] | None = None, *, live: bool =
     return {pid: ((live and PANELS[pid].render_live) or PANELS[pid].render)(state, computed) for pid in ids}
 
 
+def patchable(pid: str, old: st.State, new: st.State) -> bool:
+    """Whether panel pid's live markup for old can be brought to new by a patch (numbers only)."""
+    panel = PANELS[pid]
+    return panel.render_patch is not None and changed_fields(old, new) <= panel.patch_fields
+
+
+def render_patches(state: st.State, only: set[str]) -> dict[str, list]:
+    """Patch operations for the named panels (each must be patchable), by panel id."""
+    computed = st.compute(state)
+    return {pid: PANELS[pid].render_patch(state, computed) for pid in PANELS if pid in only}
+
+
 def cell_tip(state: st.State, i: int, j: int) -> str:
     """The derivation of heatmap cell (i, j) of the selected head: the tooltip a live heatmap leaves out."""
     computed = st.compute(state)
@@ -255,11 +294,18 @@ def control_values(state: st.State) -> dict:
     return values
 
 
-def fill_template(template: str, *, worker_config: dict, state: st.State | None = None) -> str:
+def model_form(state: st.State) -> dict:
+    """The form's model-dependent options and texts (controls.model_form), for the bridge."""
+    return controls.model_form(state, st.description(state.model), st.all_descriptions())
+
+
+def fill_template(template: str, *, worker_config: dict, model_files: dict | None = None,
+                  state: st.State | None = None) -> str:
     """index.html: replace <!--panel:ID--> markers with pre-rendered markup.
 
     Also fills <!--controls--> with the form and <!--worker-config--> with the
-    JSON the bridge hands to PyScript (escaped for a <script type="application/json">).
+    JSON the bridge hands to PyScript (escaped for a <script type="application/json">), and
+    <!--model-files--> with the downloadable models' manifest (build.write_models).
     """
     state = state or st.State()
     panels = render_panels(state)
@@ -279,15 +325,18 @@ def fill_template(template: str, *, worker_config: dict, state: st.State | None 
         out = out.replace(f"<!--share:{pid}-->", share.toolbar(pid, title, data=pid == "attention-matrix"))
     out = out.replace("<!--designed-not-trained-->", esc(model.about))
     out = out.replace("<!--worker-config-->", _config_json(worker_config))
+    out = out.replace("<!--model-files-->", _config_json(model_files or {}))
     assert "<!--panel:" not in out, "index.html names a panel that page.PANELS does not have"
     assert "<!--share:" not in out, "index.html names a share toolbar for a panel that is not EMBEDDABLE"
     return out
 
 
-def fill_embed_template(template: str, *, worker_config: dict, state: st.State | None = None) -> str:
+def fill_embed_template(template: str, *, worker_config: dict, model_files: dict | None = None,
+                        state: st.State | None = None) -> str:
     """embed.html: the default embed (the attention matrix) pre-rendered, like index.html."""
     state = state or st.State()
     out = template.replace("<!--panel:embed-->", render_embed(state)["embed"])
+    out = out.replace("<!--model-files-->", _config_json(model_files or {}))
     return out.replace("<!--worker-config-->", _config_json(worker_config))
 
 

@@ -90,8 +90,10 @@ def _field_text(name: str, value) -> str:
 
 def encode(state: st.State) -> str:
     """The URL fragment (without '#') for state: only non-default fields, in KEYS order."""
-    default = st.State()
+    # what decoding the link's model alone gives: State() on that model, with its true √d_k
+    default = dataclasses.replace(st.State(), dk_scale=st.description(state.model).true_dk_scale)
     changed = {name for name in KEYS if getattr(state, name) != getattr(default, name)}
+    changed |= {"model"} if state.model != st.State().model else set()
     if changed & {"model", "text"}:
         # the query is an index into the sentence and follows its word when the model or the sentence
         # changes (state._follow_query), so decoding them would move a query left at the default index
@@ -171,6 +173,25 @@ def _apply(state: st.State, name: str, raw: str) -> st.State:
         lo, hi = limits
         raise ValueError(f"{value:g} is outside {lo:g} to {hi:g}")
     return new
+
+
+def requested_model(fragment: str | None) -> str:
+    """The model id a link's fragment names (its m=), or "" when it names none or an unreadable one.
+
+    The worker asks before decoding: a model whose weights are downloaded on demand must be
+    loaded before the link's sentence can be tokenized by it.
+    """
+    if not isinstance(fragment, str) or len(fragment) > MAX_FRAGMENT_CHARS:
+        return ""
+    key = BY_NAME["model"].key
+    for pair in fragment.lstrip("#").split("&"):
+        k, _, value = pair.partition("=")
+        if k == key:
+            try:
+                return _unescape(value)
+            except ValueError:
+                return ""
+    return ""
 
 
 def decode(fragment: str | None) -> tuple[st.State, list[str]]:

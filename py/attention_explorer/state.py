@@ -16,6 +16,7 @@ import difflib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Optional
 
 from . import core, models, tokens
 from .fields import ACTIVATIONS, BY_EVENT, BY_NAME, FIELDS, FROM_MODEL, MODEL_INPUTS, PANEL_IDS, STAGES
@@ -119,6 +120,53 @@ def compute(state) -> Computed:
     return Computed(description(state.model), run, state.layer)
 
 
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """The designed-vs-trained comparison's inputs: both models on the state's sentence, run as they
+    were made (T = 1, their true √d_k, no mask), the designed head and query to compare."""
+    designed: Computed
+    trained: Optional[Computed]  # None: the trained model's files are not loaded yet
+    head: int                    # the designed head (0-based)
+    query: int                   # the designed model's token index of the state's query (-1: none)
+    trained_id: str
+
+
+def comparison(state) -> Comparison:
+    """Raises tokens.TokenError when a model cannot read the sentence (the panel says so)."""
+    designed_id = models.DEFAULT
+    trained_id = next(m for m in models.MODELS if m != designed_id and m in models.TRAINED)
+    head = state.compare_head if state.compare_head >= 0 else (state.head if state.model == designed_id else 0)
+
+    def as_made(model_id):
+        d = description(model_id)
+        run = _run(model_id, _tokenize(model_id, state.text), 1.0, d.true_dk_scale, False, d.activations[0])
+        return Computed(d, run, 0)
+
+    designed = as_made(designed_id)
+    trained = as_made(trained_id) if models.get(trained_id).available else None
+    if state.model == designed_id:
+        query = state.query
+    else:  # the same word, in the designed model's tokens
+        query = _same_word(state.tokens, state.query, designed.tokens)
+    return Comparison(designed, trained, head, query, trained_id)
+
+
+def _same_word(tokens, index, other) -> int:
+    """The index in `other` of the word token `index` of `tokens` belongs to (-1 if none): word
+    pieces ("##") joined, compared lowercased."""
+    word = tokens[index]
+    start = index
+    while start > 0 and tokens[start].startswith("##"):
+        start -= 1
+    stop = index + 1
+    while stop < len(tokens) and tokens[stop].startswith("##"):
+        stop += 1
+    word = tokens[start] + "".join(t[2:] for t in tokens[start + 1:stop])
+    before = sum(1 for k in range(start) if tokens[k].lower() == word.lower())  # which occurrence
+    hits = [k for k, t in enumerate(other) if t.lower() == word.lower()]
+    return hits[before] if before < len(hits) else (hits[0] if hits else -1)
+
+
 # --------------------------------------------------------------------------- reading event values
 
 def _number(value, name: str, lo: float, hi: float) -> float:
@@ -153,7 +201,8 @@ def extent(of: str, state) -> int:
     """How many choices an index field has in this state (tokens, heads, layers, stages)."""
     d = description(state.model)
     counts = {"tokens": lambda: len(state.tokens), "heads": lambda: len(d.heads[state.layer]),
-              "layers": lambda: d.n_layers, "stages": lambda: len(STAGES)}
+              "layers": lambda: d.n_layers, "stages": lambda: len(STAGES),
+              "designed_heads": lambda: len(description(models.DEFAULT).heads[0])}
     return counts[of]()
 
 
@@ -214,6 +263,9 @@ def _with_text(state, text: str, old_tokens: tuple[str, ...] | None = None):
 
 def _with_model(state, model_id: str):
     """state on another model: its √d_k; layer and head kept where they still exist, the query on its word."""
+    if not getattr(models.get(model_id), "available", True):
+        raise InputError(f"The {description(model_id).name} is not loaded yet; choose it in the Model menu "
+                         "to download it.", field="model")
     d = description(model_id)
     new = dataclasses.replace(state, model=model_id, dk_scale=d.true_dk_scale,
                               layer=min(state.layer, d.n_layers - 1))
@@ -231,8 +283,8 @@ def apply_event(state, event: dict):
         preset = next((p for p in description(state.model).presets if p.id == value), None)
         if preset is None:
             raise InputError(f"Unknown preset {str(value)[:40]!r}.", field="preset")
-        # the head and the query the preset's note talks about (its head index is in layer 0)
-        return dataclasses.replace(state, text=preset.text, query=preset.query, key=-1, layer=0,
+        # the head and the query the preset's note talks about
+        return dataclasses.replace(state, text=preset.text, query=preset.query, key=-1, layer=preset.layer,
                                    head=preset.head)
     if kind == "reset":
         return State()

@@ -13,14 +13,22 @@ browser; everything it calls is pure and tested in CPython.
     embed_snippet(base_url)      -> str           (an <iframe> snippet for the current view)
     export_caption(panel_id)     -> {"title", "caption", "note"}   (plain text an SVG/PNG export carries)
     core_selftest(payload)       -> plain results (browser test: Pyodide agrees with CPython)
+    load_model(spec)             -> {"ok", "message"}  (download a trained model's files, install it)
+    download_progress()          -> {"model", "loaded", "total", "phase"}  (polled while load_model runs)
 
-A response is {"panels": {panel id: markup}, "values": {control id: value},
-"message": str, "field": str, "notice": str, "hash": str, "focus": str}:
+A response is {"panels": {panel id: markup}, "patches": {panel id: [operation, ...]},
+"values": {control id: value},
+"message": str, "field": str, "notice": str, "hash": str, "focus": str, "form": {...},
+"load_model": str}:
 "message" is an input error shown next to the input (state and pictures
 unchanged); "notice" says which values of a link were ignored; "hash" is the
 canonical URL fragment of the state (the bridge replaces the URL with it);
 "focus" names a section or panel to bring into view. mode "embed" renders only
-the embed page's one panel.
+the embed page's one panel. "patches" bring panels drawn live before up to date
+when a slider changed only their numbers (page.render_patches). "form" is the form's model-dependent options and
+texts (page.model_form). "load_model" names a model a link asks for whose
+files are not loaded yet: the bridge downloads it (load_model) and then
+replays the link.
 """
 from __future__ import annotations
 
@@ -31,6 +39,10 @@ _mode = "page"
 # when it comes back. A slider then redraws two or three panels, not fourteen.
 _visible = None  # panel ids on or near the screen; None until the bridge reports (= all)
 _stale = set()   # panels whose inputs changed while they were off screen
+# Panels whose markup on the page was drawn live for the current state's structure: a slider then
+# sends them a patch of numbers (page.render_patches) instead of new markup. Pre-rendered markup
+# (build.py) is not live: its tooltips are inline and would go stale.
+_live = set()
 
 
 def _plain(event):
@@ -59,37 +71,61 @@ def _panels_now(old, new) -> set:
     return now
 
 
-def _reply(panels=None, *, values=None, message="", field="", notice="", focus=""):
+def _reply(panels=None, *, values=None, message="", field="", notice="", focus="", load_model="",
+           patches=None):
     """The one response shape; "hash" is always the current state's URL fragment."""
-    from attention_explorer import permalink
+    from attention_explorer import page, permalink
 
-    return {"panels": panels or {}, "values": values or {}, "message": message, "field": field,
-            "notice": notice, "hash": permalink.encode(_state), "focus": focus}
+    _live.update(panels or {})
+    return {"panels": panels or {}, "patches": patches or {}, "values": values or {}, "message": message,
+            "field": field, "notice": notice, "hash": permalink.encode(_state), "focus": focus,
+            "form": page.model_form(_state), "load_model": load_model}
 
 
-def _redraw(old, new, *, notice="", focus=""):
+def _redraw(old, new, *, notice="", focus="", load_model=""):
     """The reply for old -> new (new is already _state): changed panels and every control value."""
     from attention_explorer import page
 
+    patches = {}
     if _mode == "embed":
         panels = page.render_embed(new) if old != new else {}
     else:
-        panels = page.render_panels(new, only=_panels_now(old, new), live=True)
-    return _reply(panels, values=page.control_values(new), notice=notice, focus=focus)
+        now = _panels_now(old, new)
+        numbers = {p for p in now if p in _live and page.patchable(p, old, new)}
+        # redrawn now, or left stale (off screen): either way not patchable until drawn again
+        _live.difference_update((now - numbers) | _stale)
+        patches = page.render_patches(new, numbers) if numbers else {}
+        panels = page.render_panels(new, only=now - numbers, live=True)
+    return _reply(panels, values=page.control_values(new), notice=notice, focus=focus, load_model=load_model,
+                  patches=patches)
 
 
 def boot(fragment="", mode="page"):
     global _state, _mode, _visible, _stale
-    from attention_explorer import permalink, state as st
+    from attention_explorer import models, permalink, state as st
 
     _visible, _stale = None, set()
+    _live.clear()
     _mode = "embed" if mode == "embed" else "page"
-    _state, notices = permalink.decode(str(fragment or ""))
+    fragment = str(fragment or "")
+    wanted = permalink.requested_model(fragment)
+    if wanted in models.MODELS and not models.get(wanted).available:
+        # the link's model must be downloaded before its sentence can be read: show the default
+        # meanwhile; the bridge loads the model and replays the link (a "load_hash" event)
+        _state, notices, load = st.State(), [], wanted
+    else:
+        (_state, notices), load = permalink.decode(fragment), ""
     # build.py pre-rendered the page for the default state: redraw only what the link changes
     # (for a plain link, nothing: no markup swap, no layout work on the main thread at ready).
     # The embed page always draws its panel: the link chooses which one.
     prerendered = st.State() if _mode == "page" else None
-    return _redraw(prerendered, _state, notice=" ".join(notices), focus=_state.panel)
+    reply = _redraw(prerendered, _state, notice=" ".join(notices), focus=_state.panel, load_model=load)
+    # everything imported and built so far lives as long as the page: move it out of the collector's
+    # way, so a full collection (~25 ms in Pyodide) does not land in the middle of a slider move
+    import gc
+
+    gc.freeze()
+    return reply
 
 
 def dispatch(event):
@@ -101,6 +137,10 @@ def dispatch(event):
         _state = st.State()
     if event.get("type") == "viewport":  # panels on or near the screen changed
         return _viewport(event.get("value") or [])
+    if event.get("type") == "redraw":  # a patch did not fit the page's markup: draw the panel anew
+        pid = str(event.get("value") or "")
+        _live.discard(pid)
+        return _reply(page.render_panels(_state, only={pid}, live=True) if pid in page.PANELS else {})
     old = _state
     notice, focus = "", ""
     try:
@@ -109,8 +149,8 @@ def dispatch(event):
             notice, focus = " ".join(notices), new.panel
         else:
             new = st.apply_event(old, event)  # validates; raises InputError for unusable input
-            if event.get("type") == "set_stage":
-                focus = page.stage_section(new)
+            if event.get("type") == "set_stage" and not event.get("follow"):
+                focus = page.stage_section(new)  # a chosen stage is brought into view; a followed one is there
     except st.InputError as exc:
         return _reply(message=exc.message, field=exc.field)
     _state = new
@@ -184,8 +224,134 @@ def core_selftest(payload):
             "numpy": np.__version__}
 
 
+# ------------------------------------------------------------------ trained models, on demand
+
+MODEL_CACHE = "attention-explorer-models-v1"  # Cache Storage: the bundle, for later and offline visits
+_progress = {"model": "", "loaded": 0, "total": 0, "phase": "idle"}
+
+
+def download_progress():
+    """Where load_model is: phase "cache" | "download" | "modules" | "install" | "done" | "failed"."""
+    return dict(_progress)
+
+
+class DownloadError(Exception):
+    """A model file could not be had; the message is for the reader."""
+
+
+async def _fetch_bytes(url, *, count=False):
+    """The bytes at url (absolute), counting them into _progress["loaded"] as they arrive."""
+    import js
+
+    try:
+        response = await js.fetch(url)
+    except Exception as exc:  # offline, refused, blocked
+        raise DownloadError(f"could not reach {url.rsplit('/', 1)[-1]} ({str(exc).splitlines()[-1][:80]})") from None
+    if not response.ok:
+        raise DownloadError(f"{url.rsplit('/', 1)[-1]} answered HTTP {response.status}")
+    reader = response.body.getReader()
+    chunks = []
+    while True:
+        try:
+            part = await reader.read()
+        except Exception as exc:  # the connection dropped mid-way
+            raise DownloadError(f"the download stopped after {_progress['loaded']:,} bytes "
+                                f"({str(exc).splitlines()[-1][:80]})") from None
+        if part.done:
+            break
+        chunks.append(part.value.to_bytes())
+        if count:
+            _progress["loaded"] += part.value.length
+    return b"".join(chunks)
+
+
+async def _cached_bundle(url):
+    """The bundle from Cache Storage (a content-hashed URL never changes), or None."""
+    import js
+
+    if not hasattr(js, "caches"):  # not a secure context
+        return None
+    try:
+        cache = await js.caches.open(MODEL_CACHE)
+        hit = await cache.match(url)
+        if hit is None or hit is js.undefined:
+            return None
+        return (await hit.arrayBuffer()).to_bytes()
+    except Exception:
+        return None  # a broken cache is no reason not to download
+
+
+async def _store_bundle(url, blob):
+    import js
+    from pyodide.ffi import to_js
+
+    if not hasattr(js, "caches"):
+        return
+    try:
+        cache = await js.caches.open(MODEL_CACHE)
+        await cache.put(url, js.Response.new(to_js(blob)))
+    except Exception:
+        pass  # storage full or refused: the next visit downloads again
+
+
+async def load_model(spec):
+    """Download a trained model's files and install it. -> {"ok": bool, "message": str}
+
+    spec: the page's manifest entry (build.write_models: "src", "bytes", "modules", paths relative to
+    the page) plus "model" (its id) and "base" (the page's folder as an absolute URL, ending in "/")."""
+    import gzip
+    import os
+
+    from attention_explorer import models
+
+    spec = _plain(spec)
+    model_id = str(spec.get("model", ""))
+    if model_id not in models.MODELS:
+        return {"ok": False, "message": f"There is no model {model_id!r}."}
+    model = models.get(model_id)
+    if model.available:
+        return {"ok": True, "message": ""}
+    _progress.update(model=model_id, loaded=0, total=int(spec.get("bytes") or 0), phase="cache")
+    try:
+        # the Python modules only the trained model needs (a few kB), into the worker's file system
+        base = str(spec["base"])
+        for rel in spec.get("modules") or []:
+            if not os.path.exists(rel):
+                source = await _fetch_bytes(f"{base}py/{rel}")
+                os.makedirs(os.path.dirname(rel) or ".", exist_ok=True)
+                with open(rel, "wb") as f:
+                    f.write(source)
+        url = base + str(spec["src"])
+        blob = await _cached_bundle(url)
+        if blob is None:
+            _progress["phase"] = "download"
+            blob = await _fetch_bytes(url, count=True)
+            if _progress["total"] and len(blob) != _progress["total"]:
+                raise DownloadError(f"the download stopped after {len(blob):,} of {_progress['total']:,} bytes")
+            fresh = True
+        else:
+            fresh = False
+        _progress.update(loaded=_progress["total"], phase="install")
+        # stored gzip-compressed; a server that sent it with Content-Encoding: gzip has unpacked it already
+        raw = gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob
+        model.install(raw)
+        if fresh:
+            await _store_bundle(url, blob)
+    except DownloadError as exc:
+        _progress["phase"] = "failed"
+        return {"ok": False, "message": f"Could not download the trained model: {exc}. Check the connection "
+                                        "and try again; the designed model keeps working meanwhile."}
+    except Exception as exc:  # a corrupt file: say so, keep the page working
+        _progress["phase"] = "failed"
+        return {"ok": False, "message": f"The trained model's file could not be read ({type(exc).__name__}: "
+                                        f"{str(exc)[:120]}). Try again; if it fails again, reload the page."}
+    _progress["phase"] = "done"
+    return {"ok": True, "message": ""}
+
+
 def _listify(value):
     return value.tolist() if hasattr(value, "tolist") else value
 
 
-__export__ = ["load_numpy", "boot", "dispatch", "tip", "export_data", "embed_snippet", "export_caption", "core_selftest"]
+__export__ = ["load_numpy", "boot", "dispatch", "tip", "export_data", "embed_snippet", "export_caption", "core_selftest",
+              "load_model", "download_progress"]

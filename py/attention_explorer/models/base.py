@@ -9,6 +9,7 @@ A model is an object with
                                            every intermediate of every layer, read-only
     default_query(tokens) -> int           the token most worth clicking in a sentence the reader
                                            typed (the query falls back to it when its word is gone)
+    available: bool                        False while its weights are still to be downloaded
 
 Views draw from (state, description, run) and never import a model module, so
 a second model needs no view to know it exists. Only plain records live here.
@@ -37,7 +38,9 @@ class Preset:
     text: str
     look_for: str  # what to look for, shown under the input
     query: int     # index of the token most worth clicking (the token the note talks about)
-    head: int = 0  # 0-based index (in layer 0) of the head the note talks about; the preset opens it
+    head: int = 0  # 0-based index (in `layer`) of the head the note talks about; the preset opens it
+    layer: int = 0  # 0-based layer of that head
+    query_word: str = ""  # the query's token, for models whose tokenizer is loaded later (query then set)
 
 
 @dataclass(frozen=True)
@@ -88,13 +91,33 @@ class ModelDescription:
 
 @dataclass(frozen=True, eq=False)
 class EmbeddingTrace:
-    token: np.ndarray     # [n, d_model] what each token is
-    position: np.ndarray  # [n, d_model] where it stands
+    """How the tokens become the vectors the first layer reads.
+
+    Designed model: x = token + position (the optional fields are None).
+    Trained BERT-style model: summed = token + position + token_type, then
+    x = LayerNorm(summed) = (summed - ln_mean) / ln_std * ln_gamma + ln_beta.
+    """
+    token: np.ndarray     # [n, d_model] what each token is (a word-piece table's row, or named features)
+    position: np.ndarray  # [n, d_model] where it stands (sinusoidal code, or a learned table's row)
     x: np.ndarray         # [n, d_model] what enters the first layer
+    token_type: Optional[np.ndarray] = None  # [n, d_model] BERT's segment row (sentence A for all)
+    summed: Optional[np.ndarray] = None      # [n, d_model] token + position + token_type, before LayerNorm
+    ln_mean: Optional[np.ndarray] = None     # [n] mean of each summed row
+    ln_std: Optional[np.ndarray] = None      # [n] sqrt(var + eps) of each summed row
+    ln_gamma: Optional[np.ndarray] = None    # [d_model] the embedding LayerNorm's gain
+    ln_beta: Optional[np.ndarray] = None     # [d_model] its shift
 
     def __post_init__(self):
-        for name in ("token", "position", "x"):
-            getattr(self, name).setflags(write=False)
+        for name in ("token", "position", "x", "token_type", "summed", "ln_mean", "ln_std", "ln_gamma",
+                     "ln_beta"):
+            a = getattr(self, name)
+            if a is not None:
+                a.setflags(write=False)
+
+    @property
+    def learned(self) -> bool:
+        """True when the embedding ends in a LayerNorm (a trained BERT-style model)."""
+        return self.summed is not None
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +137,7 @@ class ModelRun:
 
 class Model(Protocol):
     description: ModelDescription
+    available: bool  # False while its weights are still to be downloaded (tokenize/forward would raise)
 
     def tokenize(self, text: str) -> tuple[str, ...]: ...
 

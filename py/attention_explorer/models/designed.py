@@ -650,6 +650,7 @@ class DesignedModel:
     """The hand-designed one-layer model behind the explorer's interface."""
 
     description = DESCRIPTION
+    available = True  # its weights are written by this module
 
     def tokenize(self, text: str) -> tuple[str, ...]:
         return tokenize(text)

@@ -29,7 +29,7 @@ import json
 
 import numpy as np
 
-from .colors import HEAD_COLORS, text_on, viridis
+from .colors import HEAD_COLORS, text_on, viridis, viridis_many
 from .markup import attr, clip_label, data_num, esc, num, pct, row_percents
 
 CELL = 40          # px per cell in viewBox units (short sentences)
@@ -70,6 +70,9 @@ def softmax_pieces(scaled_row, allowed_row, weights_row):  # [n], [n] bool, [n] 
     that piece / sum reproduces the trace's weights: the pieces shown can never
     disagree with the weights drawn. It computes no weight the page uses.
     """
+    # a float32 trace (the trained model) agrees to float32's precision, a float64 one to float64's
+    single = np.asarray(weights_row).dtype == np.float32 or np.asarray(scaled_row).dtype == np.float32
+    rtol, atol = (2e-5, 1e-7) if single else (1e-9, 1e-12)
     scaled = np.asarray(scaled_row, dtype=np.float64)
     allowed = np.asarray(allowed_row, dtype=bool)
     weights = np.asarray(weights_row, dtype=np.float64)
@@ -79,7 +82,7 @@ def softmax_pieces(scaled_row, allowed_row, weights_row):  # [n], [n] bool, [n] 
     shifted = np.where(allowed, scaled - row_max, 0.0)  # masked: 0 here, zeroed below (no overflow)
     exps = np.where(allowed, np.exp(shifted), 0.0)
     row_sum = float(np.sum(exps))
-    assert np.allclose(exps / row_sum, weights, rtol=1e-9, atol=1e-12), \
+    assert np.allclose(exps / row_sum, weights, rtol=rtol, atol=atol), \
         "softmax_pieces: exp(s − max) / sum does not reproduce the trace's weights"
     return row_max, exps, row_sum
 
@@ -191,7 +194,7 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
             w = float(weights[i][j])
             allowed = bool(mask[i][j])
             x, y = label + j * cell, label + i * cell
-            fill = viridis(w) if allowed else f"url(#{masked_id})"
+            fill, light = cell_paint(w, allowed, masked_id)
             if tips == "on-demand":  # the bridge asks the worker for the derivation on hover (tip_src)
                 tip = None
             else:
@@ -201,9 +204,9 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
             # hovering or focusing the query's row picks the key (Q·K breakdown)
             pick = (dict(data_hover_event="set_key", data_hover_value=j)
                     if interactive and allowed and i == query else {})
-            out.append(f'<rect{attr(class_="cell is-light" if allowed and text_on(w) != "#fff" else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=0 if interactive and (i, j) == (query, focus_j) else None, data_tip=tip, data_tip_src=tip is None, **pick)}/>')
+            out.append(f'<rect{attr(class_="cell is-light" if light else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=0 if interactive and (i, j) == (query, focus_j) else None, data_tip=tip, data_tip_src=tip is None, **pick)}/>')
             if show_numbers and allowed:
-                shade = "on-light" if text_on(w) != "#fff" else "on-dark"  # a class: CSS text fill beats attributes
+                shade = "on-light" if light else "on-dark"  # a class: CSS text fill beats attributes
                 out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" '
                            f'text-anchor="middle" dominant-baseline="central">{percents[j]}</text>')
     out.append("</g>")
@@ -213,6 +216,13 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
         out.append(_legend(label, label + size + 14, size, scale_id, masked_id if any_masked else None))
     out.append("</svg>")
     return "".join(out)
+
+
+def cell_paint(w: float, allowed: bool, masked_id: str) -> tuple[str, bool]:
+    """(fill, light) of one cell: viridis, or the hatch pattern when masked; light cells get dark text."""
+    if not allowed:
+        return f"url(#{masked_id})", False
+    return viridis(w), text_on(w) != "#fff"
 
 
 def _legend(x: float, y: float, width: float, scale_id: str, masked_id: str | None) -> str:
@@ -232,7 +242,8 @@ def _legend(x: float, y: float, width: float, scale_id: str, masked_id: str | No
 
 
 def weights_table(tokens, weights, mask, query: int, head_name: str) -> str:
-    """The matrix as a visually hidden table: the screen-reader equivalent of the heatmap."""
+    """The matrix as a table, on request (a closed <details>): the heatmap's numbers for screen readers
+    and for anyone who wants them. Closed, its up-to 1,089 cells cost no layout when a slider moves."""
     head = "".join(f'<th scope="col">{esc(t)}</th>' for t in tokens)
     rows = []
     for i, tok in enumerate(tokens):
@@ -240,9 +251,71 @@ def weights_table(tokens, weights, mask, query: int, head_name: str) -> str:
                         for j in range(len(tokens)))
         mark = " (selected query)" if i == query else ""
         rows.append(f'<tr><th scope="row">{esc(tok)}{mark}</th>{cells}</tr>')
-    return (f'<table class="sr-only"><caption>Attention weights of the {esc(head_name)} head. Rows are '
+    return (f'<details class="weights-table" data-keep="weights-table"><summary>All weights as a table</summary>'
+            f'<div class="table-scroll"><table><caption>Attention weights of the {esc(head_name)} head. Rows are '
             f'queries, columns are keys; each row sums to 100 %.</caption>'
-            f'<thead><tr><th scope="col">query \\ key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+            f'<thead><tr><th scope="col">query \\ key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            '</div></details>')
+
+
+def _matrix_meta(state, computed) -> dict:
+    """The svg's hooks: which model, layer and head; T and √d_k; the tokens as the model sees them;
+    which are special ([CLS], <s>)."""
+    trace = computed.trace
+    return {"data_head": state.head, "data_temperature": f"{trace.temperature:g}",
+            "data_dk_scale": f"{trace.scale:g}", "data_model": state.model, "data_layer": state.layer,
+            "data_tokens": json.dumps(list(computed.tokens), ensure_ascii=False),
+            "data_special": json.dumps(list(computed.run.special))}
+
+
+# What a slider (T, √d_k; the activation, for layers after the first) changes in the live heatmap: the
+# numbers only. page.py sends these instead of new markup when nothing else changed.
+NUMBERS_ONLY = frozenset({"temperature", "dk_scale", "activation"})
+
+
+def render_patch(state, computed, heads) -> list[dict]:
+    """The live heatmap's new numbers as patch operations for the bridge (no markup).
+
+    Valid only over markup that render() drew live for a state differing in NUMBERS_ONLY fields:
+    the same cells, labels and table, in the same document order. Each operation names elements
+    by selector inside the panel and gives one value per element, in document order, joined by
+    "\n": {"sel", "attr": name, "values"} sets an attribute, {"sel", "text": True, "values"} the
+    text, {"sel", "toggle": class, "values": "0"/"1" per element} a class, {"sel", "remove": name}
+    drops an attribute (tooltips cached by the bridge, now stale). A count that does not match
+    makes the bridge ask for the whole panel instead.
+    """
+    trace, h, n = computed.trace, state.head, len(computed.tokens)
+    weights, mask = trace.weights[h], trace.mask  # [n, n], [n, n] bool
+    masked_id = "attention-matrix-masked"
+    show_numbers = cell_size(n) >= 30 and n <= 14  # as attention_matrix_svg decides
+    flat_w, flat_mask = weights.ravel().tolist(), mask.ravel().tolist()  # [n*n] in document order
+    # cell_paint, for every cell at once
+    fills = [c if ok else f"url(#{masked_id})" for c, ok in zip(viridis_many(flat_w), flat_mask)]
+    lights = ["1" if ok and text_on(w) != "#fff" else "0" for w, ok in zip(flat_w, flat_mask)]
+    values, shades = [], []
+    if show_numbers:
+        for i in range(n):
+            percents = row_percents(weights[i])
+            for j in range(n):
+                if flat_mask[i * n + j]:
+                    values.append(str(percents[j]))
+                    shades.append(lights[i * n + j])
+    cells = 'svg[data-view="attention-matrix"] rect[data-i]'
+    ops = [{"sel": 'svg[data-view="attention-matrix"]', "attr": "data-temperature",
+            "values": f"{trace.temperature:g}"},
+           {"sel": 'svg[data-view="attention-matrix"]', "attr": "data-dk-scale", "values": f"{trace.scale:g}"},
+           {"sel": cells, "attr": "fill", "values": "\n".join(fills)},
+           {"sel": cells, "attr": "data-weight", "values": "\n".join(map(data_num, flat_w))},
+           {"sel": cells, "toggle": "is-light", "values": "".join(lights)},
+           {"sel": cells, "remove": "data-tip"}]
+    if show_numbers:
+        flags = "".join(shades)
+        ops += [{"sel": "text.cell-value", "text": True, "values": "\n".join(values)},
+                {"sel": "text.cell-value", "toggle": "on-light", "values": flags},
+                {"sel": "text.cell-value", "toggle": "on-dark", "values": flags.translate({48: "1", 49: "0"})}]
+    ops.append({"sel": "details.weights-table td", "text": True,
+                "values": "\n".join(pct(w) if ok else "masked" for w, ok in zip(flat_w, flat_mask))})
+    return ops
 
 
 def render(state, computed, heads, *, tips_on_demand: bool = False) -> str:
@@ -253,13 +326,8 @@ def render(state, computed, heads, *, tips_on_demand: bool = False) -> str:
     trace = computed.trace
     h = state.head
     tokens = computed.tokens
-    # hooks: which model, layer and head; the tokens as the model sees them; which are special ([CLS], <s>)
-    meta = {"data_head": h, "data_temperature": f"{trace.temperature:g}", "data_dk_scale": f"{trace.scale:g}",
-            "data_model": state.model, "data_layer": state.layer,
-            "data_tokens": json.dumps(list(tokens), ensure_ascii=False),
-            "data_special": json.dumps(list(computed.run.special))}
     svg = attention_matrix_svg(tokens, trace.weights[h], trace.mask, state.query, heads[h].name,
-                               meta=meta, tips="on-demand" if tips_on_demand else matrix_tips(tokens, trace, h),
+                               meta=_matrix_meta(state, computed), tips="on-demand" if tips_on_demand else matrix_tips(tokens, trace, h),
                                special=computed.run.special)
     return svg + weights_table(tokens, trace.weights[h], trace.mask, state.query, heads[h].name)
 

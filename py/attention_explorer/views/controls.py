@@ -11,6 +11,7 @@ from ..fields import ACTIVATIONS, BY_NAME, FIELDS
 from .markup import attr, esc, num
 
 ACTIVATION_LABELS = {"relu": "ReLU", "gelu": "GELU", "swiglu": "SwiGLU"}
+PRESET_PROMPT = "Pick a classic sentence…"
 OUTPUT_DIGITS = {"temperature": 2, "dk_scale": 1}  # number fields with an <output> beside the slider
 
 
@@ -34,12 +35,43 @@ def _options(pairs, selected) -> str:
     return "".join(f"<option{attr(value=v, selected=v == selected)}>{esc(label)}</option>" for v, label in pairs)
 
 
+def _choice_lists(state, model, models) -> dict:
+    """The options of each select whose choices depend on the model: {control id: [(value, label), ...]}."""
+    return {
+        "model": [(m.id, m.name) for m in models],
+        "layer": [(str(i), f"Layer {i + 1} of {model.n_layers}") for i in range(model.n_layers)],
+        "head": [(str(h), f"Head {h + 1}: {info.name}") for h, info in enumerate(model.heads[state.layer])],
+        "activation": [(a, ACTIVATION_LABELS[a]) for a in ACTIVATIONS if a in model.activations],
+        "preset": [("", PRESET_PROMPT)] + [(p.id, p.title) for p in model.presets],
+    }
+
+
+def _dk_marker_pct(model) -> float:
+    lo, hi = BY_NAME["dk_scale"].limits
+    return 100 * (model.true_dk_scale - lo) / (hi - lo)
+
+
+def _dk_true_text(model) -> str:
+    return f"true √d_k = {num(model.true_dk_scale, 1)} (d_k = {model.d_k})"
+
+
+def model_form(state, model, models) -> dict:
+    """What the form shows that depends on the model, as plain data for the bridge (the form itself is
+    never redrawn): select options, a few texts, and where the √d_k slider marks the true scale.
+
+    {"options": {id: [[value, label], ...]}, "text": {id: text}, "marker": {"dk-scale": percent}}
+    """
+    return {"options": {k: [list(o) for o in v] for k, v in _choice_lists(state, model, models).items()},
+            "text": {"max-tokens": str(model.max_tokens), "dk-true": _dk_true_text(model), "dk-d": str(model.d_k), "model-about": model.about},
+            "marker": {"dk-scale": round(_dk_marker_pct(model), 2)}}
+
+
 def render_sentence(state, model) -> str:
     """The sentence field, drawn once at the top of the input card (the token chips follow it)."""
     return f"""
 <form class="sentence-form" autocomplete="off" onsubmit="return false">
   <div class="field">
-    <label for="tokens">Sentence <span class="hint">(at most {model.max_tokens} tokens; click a token below to make it the query)</span></label>
+    <label for="tokens">Sentence <span class="hint">(at most <span id="max-tokens">{model.max_tokens}</span> tokens; click a token below to make it the query)</span></label>
     <input id="tokens" name="tokens" type="text" data-event="set_text" spellcheck="false"
            maxlength="2000" value="{esc(state.text)}" aria-describedby="input-message">
     <p id="input-message" class="input-message" role="status" aria-live="polite"></p>
@@ -51,27 +83,28 @@ def render_controls(state, model, models) -> str:
     """The form, drawn once; model: the state's ModelDescription, models: every model's, in order."""
     lo_t, hi_t = BY_NAME["temperature"].limits
     lo_d, hi_d = BY_NAME["dk_scale"].limits
-    true_dk_scale = model.true_dk_scale
-    marker_pct = 100 * (true_dk_scale - lo_d) / (hi_d - lo_d)
-    heads, presets = model.heads[state.layer], model.presets
-    head_options = _options(((h, info.name) for h, info in enumerate(heads)), state.head)
-    model_options = _options(((m.id, m.name) for m in models), state.model)
-    layer_options = _options(((i, f"Layer {i + 1}") for i in range(model.n_layers)), state.layer)
-    preset_options = "".join(f"<option{attr(value=p.id, data_look_for=p.look_for)}>{esc(p.title)}</option>"
-                             for p in presets)
-    act_options = _options(((a, ACTIVATION_LABELS[a]) for a in ACTIVATIONS if a in model.activations),
-                           state.activation)
+    lists = _choice_lists(state, model, models)
+    model_options = _options(lists["model"], state.model)
+    layer_options = _options(lists["layer"], str(state.layer))
+    head_options = _options(lists["head"], str(state.head))
+    act_options = _options(lists["activation"], state.activation)
+    # the prompt is the selected, disabled first option until a preset is chosen
+    preset_options = "".join(f"<option{attr(value=v, disabled=not v, selected=not v)}>{esc(label)}</option>"
+                             for v, label in lists["preset"])
     return f"""
 <form class="controls" id="controls" autocomplete="off" onsubmit="return false">
   <div class="field">
     <label for="preset">Preset</label>
-    <select id="preset" data-event="preset">
-      <option value="" disabled selected>Pick a classic sentence…</option>{preset_options}
-    </select>
+    <select id="preset" data-event="preset">{preset_options}</select>
   </div>
   <div class="field">
     <label for="model">Model</label>
     <select id="model" data-event="set_model">{model_options}</select>
+    <div id="model-download" class="model-download" hidden>
+      <progress id="model-progress" max="1" value="0" aria-label="Download of the trained model"></progress>
+      <span id="model-download-text" role="status" aria-live="polite"></span>
+      <button type="button" id="model-retry" hidden>Try again</button>
+    </div>
   </div>
   <div class="field">
     <label for="layer">Layer</label>
@@ -88,19 +121,19 @@ def render_controls(state, model, models) -> str:
   </div>
   <div class="field">
     <label for="dk-scale">Scale <math><msqrt><msub><mi>d</mi><mi>k</mi></msub></msqrt></math> = <output id="dk-scale-out" for="dk-scale">{num(state.dk_scale, 1)}</output></label>
-    <div class="range-with-marker" style="--marker: {marker_pct:.2f}%">
+    <div class="range-with-marker" style="--marker: {_dk_marker_pct(model):.2f}%">
       <input id="dk-scale" type="range" data-event="set_dk_scale" min="{lo_d:g}" max="{hi_d:g}" step="{BY_NAME['dk_scale'].step:g}"
              value="{state.dk_scale:g}" aria-describedby="dk-true">
       <span class="range-marker" aria-hidden="true"></span>
     </div>
-    <span id="dk-true" class="hint">true √d_k = {num(true_dk_scale, 1)} (d_k = {model.d_k})</span>
+    <span id="dk-true" class="hint">{esc(_dk_true_text(model))}</span>
   </div>
   <details class="field field-wide knob-why">
     <summary>What do <var>T</var> and √d_k do?</summary>
     <p>Every score is divided by √d_k·<var>T</var> before the softmax. Only that product matters, so the
       two sliders do the same thing: a smaller product sharpens the weights towards the strongest key,
       a larger one evens them out.</p>
-    <p>In a real model √d_k is fixed by the width of its heads (here d_k = {model.d_k}): it keeps scores
+    <p>In a real model √d_k is fixed by the width of its heads (here d_k = <span id="dk-d">{model.d_k}</span>): it keeps scores
       from growing with d_k (see “Why divide by √d_k?”). <var>T</var> is the knob people do turn: to sample
       text more or less adventurously, or to soften a teacher's outputs when distilling a model. A trained
       model is run at <var>T</var> = 1.</p>

@@ -1,24 +1,66 @@
-"""Prose panels: what the selected head does, what to look for in the current preset."""
+"""Prose panels: what the selected head does, what to look for in the current preset.
+
+Also the one place a head's name becomes words (`head_title`, `head_ref`): the designed
+model's heads have names ("Coreference"); a trained model's heads are numbered and carry a
+measured label in their name ("Head 1: previous token, 1.00"), which must not read
+"Head 1: Head 1: …" or "the Head 1: … head".
+"""
 from __future__ import annotations
 
 from .markup import esc
 
 
+def head_name(h: int, info) -> str:
+    """The head's own words without its number: "Coreference", "previous token, 1.00" ("" for a bare "Head 3")."""
+    prefix, name = f"Head {h + 1}", info.name.strip()
+    if name == prefix:
+        return ""
+    if name.startswith(prefix + ":"):
+        return name[len(prefix) + 1:].strip()
+    return name
+
+
+def head_title(h: int, info) -> str:
+    """"Head 2: Verb and its arguments"; "Head 1: previous token, 1.00"; "Head 3" (no name beyond its number)."""
+    name = head_name(h, info)
+    return f"Head {h + 1}: {name}" if name else f"Head {h + 1}"
+
+
+def head_ref(h: int, info) -> str:
+    """For the middle of a sentence: "head 2 (Verb and its arguments)", "head 3" when it has only a number."""
+    name = head_name(h, info)
+    return f"head {h + 1} ({name})" if name else f"head {h + 1}"
+
+
 def head_info(state, heads) -> str:
     info = heads[state.head]
     # the explanation is folded: the heatmap below it belongs on the first screen, even on a phone
-    return (f'<h3 class="head-name">Head {state.head + 1}: {esc(info.name)}</h3>'
+    return (f'<h3 class="head-name">{esc(head_title(state.head, info))}</h3>'
             f'<details class="head-explanation"><summary>What this head does, and why</summary>'
             f'<p>{esc(info.explanation)}</p></details>')
 
 
+def _heads_of_layer(heads, layer: int) -> tuple:
+    """heads: one layer's HeadInfo tuple, or a tuple per layer (then the preset's layer is picked).
+    A flat tuple is layer 0's: a preset in another layer is then only numbered."""
+    if heads and isinstance(heads[0], tuple):
+        return heads[layer] if layer < len(heads) else ()
+    return heads if layer == 0 else ()
+
+
 def preset_focus(preset, tokens, heads=()) -> str:
     """"Head 2 (Verb and its arguments), query 'are'": what the preset opens, which its note is about.
-    heads: layer 0's HeadInfo (a preset's head index is in layer 0); without them the head is only numbered."""
+    heads: layer 0's HeadInfo, or every layer's (a tuple per layer); without them the head is only numbered.
+    A preset in a later layer names it: "Layer 3, head 5 (…), query 'it'"."""
+    layer_heads = _heads_of_layer(heads, preset.layer)
     head = f"Head {preset.head + 1}"
-    if preset.head < len(heads):
-        head += f" ({heads[preset.head].name})"
-    return f"{head}, query '{tokens[preset.query]}'"
+    if preset.head < len(layer_heads):
+        name = head_name(preset.head, layer_heads[preset.head])
+        head += f" ({name})" if name else ""
+    if preset.layer:
+        head = f"Layer {preset.layer + 1}, h{head[1:]}"
+    query = f", query '{tokens[preset.query]}'" if 0 <= preset.query < len(tokens) else ""
+    return head + query
 
 
 def preset_info(state, presets, heads=()) -> str:

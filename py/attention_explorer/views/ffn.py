@@ -1,12 +1,18 @@
 """The feed-forward network, for the query token: widen, bend, narrow.
 
 What the panel teaches: after attention has mixed information *between* tokens,
-each token is processed on its own by a two-layer network: h (d_model = 256
-numbers) is projected up to d_ff = 1024 hidden pre-activations, passed through a
-nonlinearity φ (ReLU, GELU, or a SiLU-gated product for SwiGLU), and projected
-back down to 256. The nonlinearity is what lets the block compute more than a
-linear map; the picture shows it as a curve with each hidden unit as a dot on
-it, and which units "fire".
+each token is processed on its own by a two-layer network: h (d_model numbers:
+256 in the designed model, 384 in MiniLM) is projected up to d_ff hidden
+pre-activations (1,024; 1,536), passed through a nonlinearity φ (ReLU, GELU, or
+a SiLU-gated product for SwiGLU), and projected back down. The nonlinearity is
+what lets the block compute more than a linear map; the picture shows it as a
+curve with each hidden unit as a dot on it, and which units "fire".
+
+Up to DOTS_MAX units each dot is its own focusable element with its numbers.
+A wider FFN (a trained model's 1,536 units, every one of them active) would
+cost ~350 kB of markup that way; there all dots are one <path>, the units that
+change the output most (|activation| × the length of the unit's row of W₂) are
+focusable dots and a list, and the all-units grid is one PNG mask pair.
 
 Every number comes from the trace, except the curve: it is the activation
 function itself, sampled by calling core.relu / core.gelu / core.silu on a grid
@@ -18,6 +24,7 @@ import numpy as np
 
 from .. import core
 from .controls import ACTIVATION_LABELS
+from .embedding import signed_heatmap_layers
 from .layernorm import diverging, heat_grid, scale_legend, symmetric_limit
 from .markup import attr, clip_label, data_num, esc, num
 from .math import math, mi, mn, mo, mtext, paren, row, sub
@@ -25,6 +32,7 @@ from .math import math, mi, mn, mo, mtext, paren, row, sub
 TOP_K = 8            # units listed as "most active"
 GRID_COLUMNS = 64    # the all-units grid: 1024 units = 16 rows of 64
 CURVE_SAMPLES = 241  # points on the activation curve
+DOTS_MAX = 1024      # wider FFNs: the dots are one path, only the top units focusable, the grid an image
 
 
 def small_num(x: float) -> str:
@@ -154,7 +162,20 @@ def _diagram(trace, i: int) -> str:
 # the activation curve with every hidden unit as a dot
 # ---------------------------------------------------------------------------
 
-def _curve(trace, names, i: int) -> str:
+def contributions(trace, w_2, i: int):  # -> [d_ff]: how much each unit changes FFN(h) for token i
+    """|a_u| · ‖W₂[u, :]‖, the length of the vector unit u adds to the FFN's output (display only)."""
+    return np.abs(trace.ffn_act[i]) * np.linalg.norm(np.asarray(w_2, dtype=np.float64), axis=1)
+
+
+def top_units(trace, w_2, i: int, k: int = TOP_K) -> list[int]:
+    """The k units whose contribution to FFN(h_i) is largest, largest first (ties: lower unit first)."""
+    c = contributions(trace, w_2, i)
+    return [int(u) for u in np.argsort(-c, kind="stable")[:k] if c[u] > 0]
+
+
+def _curve(trace, names, i: int, w_2=None) -> str:
+    """The activation curve with every unit as a dot; w_2 given (a wide FFN): the dots are one path
+    and only the top units are focusable dots with their numbers."""
     activation = trace.activation
     xs, ys = unit_points(trace, i)  # [d_ff] each
     lo = min(float(np.min(xs)), -3.0)
@@ -178,7 +199,11 @@ def _curve(trace, names, i: int) -> str:
     name = ACTIVATION_LABELS[activation]
     curve_name = "SiLU (the gate)" if activation == "swiglu" else name
     x_title = "gate g = h·W_gate" if activation == "swiglu" else "pre-activation z = h·W₁ + b₁"
-    out = [f'<svg{attr(class_="act-curve", viewBox=f"0 0 {W} {H}", role="img", data_activation=activation, aria_label=f"The {curve_name} curve with the {len(xs)} hidden units of the query token as dots")}>']
+    wide = w_2 is not None
+    picked = top_units(trace, w_2, i) if wide else []
+    aria = (f"The {curve_name} curve with the {len(xs)} hidden units of the query token as dots"
+            + (f"; the {len(picked)} that change the output most are marked" if wide else ""))
+    out = [f'<svg{attr(class_="act-curve", viewBox=f"0 0 {W} {H}", role="img", data_activation=activation, aria_label=aria)}>']
     out.append(f'<line class="axis" x1="{L}" x2="{R}" y1="{py(0):.1f}" y2="{py(0):.1f}"/>'
                f'<line class="axis" x1="{px(0):.1f}" x2="{px(0):.1f}" y1="{T}" y2="{B}"/>')
     d_path = "M" + "L".join(f"{px(x):.1f} {py(y):.1f}" for x, y in zip(cx_s, cy_s))
@@ -191,8 +216,13 @@ def _curve(trace, names, i: int) -> str:
                f'<text class="tick" x="{L - 4}" y="{T + 4}" text-anchor="end">{esc(num(y_hi, 1))}</text>'
                f'<text class="tick" x="{L - 4}" y="{py(0) + 4:.1f}" text-anchor="end">0</text>')
     out.append(f'<text class="tick" x="{(L + R) / 2}" y="{H - 4}" text-anchor="middle">{esc(x_title)}</text>')
+    if wide:  # every unit, as one path of round dots (half-unit grid, repeats drawn once)
+        ux = np.round(2 * (L + (np.asarray(xs, dtype=np.float64) - lo) / (hi - lo) * (R - L))).astype(int)
+        uy = np.round(2 * (B - (np.asarray(ys, dtype=np.float64) - y_lo) / (y_hi - y_lo) * (B - T))).astype(int)
+        spots = sorted(set(zip(ux.tolist(), uy.tolist())))
+        out.append(f'<path class="unit-cloud" transform="scale(0.5)" d="{"".join(f"M{a} {b}h0" for a, b in spots)}"/>')
     # the dots, left to right, as one keyboard grid (arrow keys walk along the curve)
-    order = np.argsort(xs, kind="stable").tolist()
+    order = [u for u in np.argsort(xs, kind="stable").tolist() if not wide or u in picked]
     last = len(order) - 1
     x_list, y_list = np.asarray(xs).tolist(), np.asarray(ys).tolist()
     pre, act = trace.ffn_pre[i].tolist(), trace.ffn_act[i].tolist()
@@ -228,7 +258,9 @@ def _count_sentence(activation: str, n_pos: int, n_neg: int, n_zero: int, dff: i
     return f"<strong>{n_pos}</strong> of {dff} {verb} (activation &gt; 0){esc(rest_text)}. {esc(tail)}"
 
 
-def _firing(trace, names, i: int) -> str:
+def _firing(trace, names, i: int, w_2=None) -> str:
+    """Counts, the top units, every unit as a grid; w_2 given (a wide FFN): the top units are the ones
+    that change the output most, and the grid is one image."""
     act = trace.ffn_act[i]  # [d_ff]
     dff = len(act)
     n_pos = int(np.count_nonzero(act > 0))
@@ -236,30 +268,59 @@ def _firing(trace, names, i: int) -> str:
     n_zero = dff - n_pos - n_neg
     gate_act = unit_points(trace, i)[1]  # [d_ff] the SiLU(gate) dot heights (swiglu), else = act
     limit = symmetric_limit(act)
-    top = [int(u) for u in np.argsort(-np.abs(act), kind="stable")[:TOP_K] if act[u] != 0]
+    wide = w_2 is not None
+    if wide:
+        contrib = contributions(trace, w_2, i)
+        top = top_units(trace, w_2, i)
+    else:
+        top = [int(u) for u in np.argsort(-np.abs(act), kind="stable")[:TOP_K] if act[u] != 0]
     items = []
     for u in top:
         a = float(act[u])
-        items.append(f'<li{attr(tabindex=0, data_unit=u, data_act=data_num(a), data_tip=_unit_tip(trace, names, i, u, gate_act[u]))}>'
+        tip = _unit_tip(trace, names, i, u, gate_act[u])
+        if wide:
+            tip += (f"\nits row of W₂ has length {num(contrib[u] / abs(a), 3)}, so it adds a vector of length "
+                    f"{num(contrib[u], 3)} to FFN(h)")
+        items.append(f'<li{attr(tabindex=0, data_unit=u, data_act=data_num(a), data_contribution=data_num(contrib[u]) if wide else None, data_tip=tip)}>'
                      f'<span class="unit-name">#{u}</span>'
                      f'<span class="unit-bar" style="width: {3.5 * abs(a) / limit:.2f}rem; background: {diverging(a / limit)}"></span>'
                      f'<span class="unit-value">{esc(small_num(a))}</span>'
-                     + (f'<span class="unit-what">{esc(names[u])}</span>' if names[u] else "") + '</li>')
-    top_list = (f'<p class="muted ffn-top-title" data-export-label="Non-zero units, largest |activation| first (at most {TOP_K}):">'
-                f'Non-zero units, largest |activation| first (at most {TOP_K}; '
-                f'hover or focus for the numbers):</p>'
+                     + (f'<span class="unit-what">{esc(names[u])}</span>' if names[u] else "")
+                     + (f'<span class="unit-what">adds a vector of length {num(contrib[u], 2)}</span>' if wide else "")
+                     + '</li>')
+    if wide:
+        title = (f"The {TOP_K} units that change the output most: |activation| × the length of the unit's row of W₂ "
+                 "(what it adds to FFN(h)), largest first")
+    else:
+        title = f"Non-zero units, largest |activation| first (at most {TOP_K}"
+    top_list = (f'<p class="muted ffn-top-title" data-export-label="{esc(title)}{")" if not wide else ""}:">'
+                f'{esc(title)}{"; " if not wide else " ("}hover or focus for the numbers):</p>'
                 f'<ol class="top-units">{"".join(items)}</ol>' if top else
                 '<p class="muted ffn-top-title">Every unit is exactly 0 for this token.</p>')
-    grid = heat_grid(act, limit, columns=GRID_COLUMNS, id_prefix="ffn-units", css_class="unit-grid",
-                     label=f"All {dff} hidden activations as coloured squares, {GRID_COLUMNS} per row; "
-                           f"{n_pos} positive, {n_neg} negative, {n_zero} zero")
+    label = (f"All {dff} hidden activations as coloured squares, {GRID_COLUMNS} per row; "
+             f"{n_pos} positive, {n_neg} negative, {n_zero} zero")
+    if wide:  # one pixel per unit, in a PNG mask pair (embedding.signed_heatmap_layers)
+        rows = -(-dff // GRID_COLUMNS)
+        cells = np.zeros(rows * GRID_COLUMNS)
+        cells[:dff] = act
+        grid = (f'<svg{attr(class_="unit-grid unit-image", viewBox=f"0 0 {GRID_COLUMNS} {rows}", role="img", aria_label=label, data_units=dff, data_columns=GRID_COLUMNS)}>'
+                f'<rect class="cell-base" width="{GRID_COLUMNS}" height="{rows}"/>'
+                f'{signed_heatmap_layers(cells.reshape(rows, GRID_COLUMNS), limit, "ffn-units", GRID_COLUMNS, rows)}</svg>')
+    else:
+        grid = heat_grid(act, limit, columns=GRID_COLUMNS, id_prefix="ffn-units", css_class="unit-grid", label=label)
     return (f'<div{attr(class_="ffn-firing", data_positive=n_pos, data_negative=n_neg, data_zero=n_zero)}>'
             f'<h4 class="ffn-subtitle">Which units fire</h4>'
             f'<p class="ffn-count">{_count_sentence(trace.activation, n_pos, n_neg, n_zero, dff)}</p>'
             f'{top_list}'
             f'<p class="muted ffn-grid-title">All {dff} activations, unit 0 top left, {GRID_COLUMNS} per row '
             f'(scale ±{esc(num(limit, 2))}):</p>'
-            f'{scale_legend(num(-limit, 2), num(limit, 2), what="")}{grid}</div>')
+            f'{scale_legend(num(-limit, 2), num(limit, 2), what="")}{grid}{_numbers(act, i) if wide else ""}</div>')
+
+
+def _numbers(act, i: int) -> str:
+    """Every activation of a wide FFN, folded: one line of text, not one element per number."""
+    return (f'<details class="ffn-numbers"><summary>All {len(act)} activations of token {i}, unit 0 first</summary>'
+            f'<p>{", ".join(num(float(a), 2) for a in act)}</p></details>')
 
 
 # ---------------------------------------------------------------------------
@@ -298,6 +359,7 @@ def _formula(activation: str, d: int, dff: int) -> str:
 def render(state, computed) -> str:
     """The query token's feed-forward network: diagram, activation curve with unit dots, firing units."""
     tr, names = computed.trace, computed.model.unit_names  # names: one per hidden unit, "" if none
+    w_2 = computed.params.w_2 if tr.d_ff > DOTS_MAX else None  # a wide FFN: the light drawing
     i = state.query
     token = computed.tokens[i]
     d, dff = tr.d_model, tr.d_ff
@@ -316,13 +378,14 @@ def render(state, computed) -> str:
                      "activation multiplies SiLU(g) by the up-projection u (hover a dot)." + stacked
                      if tr.activation == "swiglu" else
                      f"Each dot is one of the {dff} hidden units of this token, at (z, {name}(z))." + stacked +
-                     " Hover or focus a dot; arrow keys move along the curve.")
+                     (f" The {TOP_K} that change the output most are ringed: hover or focus one; arrow keys move "
+                      "between them." if w_2 is not None else " Hover or focus a dot; arrow keys move along the curve."))
     return (f'<div{attr(class_="ffn-panel", data_view="ffn", data_query=i, data_activation=tr.activation)}>'
             f'{heading}{intro}{_formula(tr.activation, d, dff)}'
             f'<div class="ffn-figures">'
             f'<figure>{_diagram(tr, i)}<figcaption data-export-label="{d} → {dff} → {d}: the boxes&#x27; heights are to scale.">'
             f'{d} → {dff} → {d}: the boxes\' heights are to scale. '
             f'Hover or focus a box or a weight matrix.</figcaption></figure>'
-            f'<figure>{_curve(tr, names, i)}<figcaption{attr(data_export_label=curve_caption.replace(" (hover a dot)", "").replace(" Hover or focus a dot; arrow keys move along the curve.", ""))}>'
+            f'<figure>{_curve(tr, names, i, w_2)}<figcaption{attr(data_export_label=curve_caption.replace(" (hover a dot)", "").replace(" Hover or focus a dot; arrow keys move along the curve.", "").split(" The " + str(TOP_K) + " that")[0])}>'
             f'{esc(curve_caption)}</figcaption></figure></div>'
-            f'{_firing(tr, names, i)}</div>')
+            f'{_firing(tr, names, i, w_2)}</div>')

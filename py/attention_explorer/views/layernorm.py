@@ -12,6 +12,12 @@ All numbers come from the trace. The normalised vector (r − μ)/σ before γ a
 is not in the trace; when the model's γ is all ones and β all zeros it *is* the
 LayerNorm output, and the panel says so; otherwise it shows γ, β and the output.
 
+A model wider than PER_DIM_MAX dimensions (a trained model's 384) would need
+thousands of elements and ~300 kB of markup for per-dimension paths, hover
+columns and tables; there each bar chart is one PNG mask pair, the dimensions
+that stand out are listed with their derivations, and every number is in a
+folded text listing instead.
+
 Also home of the signed-vector drawing helpers (`diverging`, `bar_row`,
 `heat_grid`) that the FFN panel shares.
 """
@@ -20,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .colors import SIGN_NEG_RGB, SIGN_POS_RGB
+from .embedding import mask_layers, png_alpha16
 from .markup import attr, clip_label, data_num, esc, num
 from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
 
@@ -80,23 +87,43 @@ ROW_H = 48     # viewBox units = CSS px: the row is drawn at its natural height
 PAD = 3        # keep the tallest bar off the edge
 
 
-def bar_row(values, limit: float, *, name: str, note: str, key: str, lines=()) -> str:
+def bar_masks(values, limit: float) -> tuple[np.ndarray, np.ndarray]:  # [d] -> ([ROW_H, d], [ROW_H, d]) uint8
+    """The bars as two alpha masks, one pixel column per dimension: bar height in whole pixels
+    (up from the middle for positive values, down for negative) and opacity as diverging_paint's."""
+    t = np.clip(np.asarray(values, dtype=np.float64) / limit, -1.0, 1.0)  # [d]
+    mid, half = ROW_H // 2, ROW_H / 2 - PAD
+    height = np.round(np.abs(t) * half).astype(int)
+    alpha = np.round(255 * (MIN_ALPHA + (1.0 - MIN_ALPHA) * np.abs(t))).astype(np.uint8)
+    y = np.arange(ROW_H)[:, None]  # [ROW_H, 1]
+    up = (t > 0) & (y >= mid - height) & (y < mid)
+    down = (t < 0) & (y >= mid) & (y < mid + height)
+    return np.where(up, alpha, 0).astype(np.uint8), np.where(down, alpha, 0).astype(np.uint8)
+
+
+def _bar_images(values, limit: float, id_prefix: str, width: float) -> str:
+    """SVG: blue bars masked by the positive mask over orange ones masked by the negative (CSS colours)."""
+    return mask_layers(bar_masks(values, limit), id_prefix, width, ROW_H, png_alpha16)
+
+
+def bar_row(values, limit: float, *, name: str, note: str, key: str, lines=(), image: bool = False) -> str:
     """values [d] as bars up/down from a zero line, coloured by sign and size.
 
     limit: the |value| that fills half the row (shared by rows that should be compared).
     lines: (value, css class, legend text) horizontal reference lines, e.g. μ and μ ± σ.
+    image: draw the bars as one PNG mask pair (bar_masks) instead of paths, for long vectors.
     The SVG has no text (it stretches horizontally); name and note are HTML above it.
     """
     d = len(values)
     width, mid, half = d * BAR_W, ROW_H / 2, ROW_H / 2 - PAD
     segments: dict[int, list[str]] = {}
-    for j, v in enumerate(np.asarray(values, dtype=float).tolist()):
+    for j, v in enumerate([] if image else np.asarray(values, dtype=float).tolist()):
         t = v / limit
         h = min(1.0, abs(t)) * half
         if h < 0.05:
             continue  # invisible anyway: skip the segment
         y = mid - h if t > 0 else mid
         segments.setdefault(_bin(t), []).append(f"M{j * BAR_W} {y:.1f}h{BAR_W}v{h:.1f}h-{BAR_W}z")
+    bars = _bar_images(values, limit, f"ln-{key}", width) if image else _paths_by_bin(segments)
     refs = "".join(
         f'<line{attr(class_=cls, x1=0, x2=width, y1=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}", y2=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}")} vector-effect="non-scaling-stroke"/>'
         for value, cls, _ in lines)
@@ -107,7 +134,7 @@ def bar_row(values, limit: float, *, name: str, note: str, key: str, lines=()) -
             f'<span class="vec-range">{esc("scale ±" + num(limit, 2) if np.any(values) else "all 0")}</span>{legend}</div>'
             f'<svg{attr(class_="vec-bars", viewBox=f"0 0 {width} {ROW_H}", preserveAspectRatio="none", aria_hidden="true", focusable="false")}>'
             f'<line class="zero-line" x1="0" x2="{width}" y1="{mid}" y2="{mid}" vector-effect="non-scaling-stroke"/>'
-            f'{_paths_by_bin(segments)}{refs}</svg></div>')
+            f'{bars}{refs}</svg></div>')
 
 
 def dimension_hits(tips, *, label: str) -> str:
@@ -193,14 +220,15 @@ def _formula(mu: float, sigma: float, n: str) -> str:
             f'</div>')
 
 
-def _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, labels) -> list[str]:
+def _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, labels, dims=None) -> list[str]:
     """Per-dimension derivations, every number read from the trace (or the parameters).
 
-    labels: the model's name for each dimension ("noun", "position sin 3"; "" when it has none).
+    labels: the model's name for each dimension ("noun", "position sin 3"; "" when it has none);
+    dims: the dimensions to describe (default: all, in order).
     """
     a, b, r = names
     tips = []
-    for j in range(len(total)):
+    for j in (range(len(total)) if dims is None else dims):
         what = f" · {labels[j]}" if labels[j] else ""
         affine = "" if identity else f"\nγ = {num(gamma[j], 3)}, β = {num(beta[j], 3)}"
         tips.append(
@@ -208,6 +236,39 @@ def _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity,
             f"{a} + {b} = {num(first[j], 3)} + {_signed(second[j])} = {num(total[j], 3)}\n"
             f"LayerNorm: γ·({num(total[j], 3)} − {_signed(mu)}) / {num(sigma, 3)} + β = {num(out[j], 3)}{affine}")
     return tips
+
+
+PER_DIM_MAX = 256   # wider vectors: bars as images, the standing-out dims listed, the numbers folded
+TOP_DIMS = 8        # ... how many dims are listed
+OUTLIER_SIGMAS = 4  # ... a dim at least this many σ from μ is called out as an outlier
+
+
+def _standing_out(total, mu: float, sigma: float, tips, dims, r_name: str, mu_s: str, sigma_s: str) -> str:
+    """The dims of r farthest from μ, each with its derivation (the wide model's stand-in for hover columns),
+    and, when some are OUTLIER_SIGMAS·σ or more from μ, what that does to the others."""
+    z = [(float(total[j]) - mu) / sigma for j in dims]  # display only: how many σ from μ
+    # one Tab stop, arrow keys inside (a roving grid, as the hover columns of a narrower model)
+    items = "".join(f'<li{attr(tabindex=0 if k == 0 else -1, data_dim=j, data_tip=tip, data_grid_cell=True, data_i=0, data_j=k)}>'
+                    f'dim {j}: <strong>{num(float(total[j]), 2)}</strong> '
+                    f'<span class="muted">({num(zj, 1)} {sigma_s})</span></li>'
+                    for k, (j, tip, zj) in enumerate(zip(dims, tips, z)))
+    far = [(j, zj) for j, zj in zip(dims, z) if abs(zj) >= OUTLIER_SIGMAS]
+    note = ""
+    if far:
+        which = ", ".join(f"dim {j}" for j, _ in far)
+        note = (f'<p class="muted ln-note">{len(far)} {"dimension is" if len(far) == 1 else "dimensions are"} '
+                f"{OUTLIER_SIGMAS} or more {sigma_s} from {mu_s} ({esc(which)}): a few such outlier dimensions are "
+                f"common in trained transformers. They make {sigma_s} larger, so dividing by it shrinks every other "
+                f"entry; γ and β then rescale each dimension on its own.</p>")
+    return (f'<p class="muted ln-note">The {len(dims)} entries of {esc(r_name)} farthest from {mu_s} (hover or focus '
+            f'one for its numbers; arrow keys move):</p><ol class="ln-top" data-grid>{items}</ol>{note}')
+
+
+def _numbers(caption: str, headers, columns) -> str:
+    """Every number of a wide block, folded: one line of text per vector (2 decimals), not one element per number."""
+    body = "".join(f'<p><strong>{esc(h)}</strong>: {", ".join(num(float(v), 2) for v in col)}</p>'
+                   for h, col in zip(headers, columns))
+    return f'<details class="ln-numbers"><summary>{esc(caption)}, dim 0 first</summary>{body}</details>'
 
 
 def _table(caption: str, headers, columns, labels) -> str:
@@ -240,12 +301,13 @@ def _axis(d: int, regions) -> str:
 
 
 def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: float, sigma: float,
-           out, gamma, beta, out_name: str, eps: float, model) -> str:
+           out, gamma, beta, out_name: str, eps: float, model, listed_above: bool = False) -> str:
     """One residual + LayerNorm: the two summands, their sum with μ/σ lines, and the normalised output.
 
     summands: ((values [d], name, note), (values [d], name, note)); total [d] is their sum
     (from the trace), out [d] the LayerNorm output, n the block's number ("1" or "2");
-    model: the ModelDescription (names and regions of the dimensions).
+    model: the ModelDescription (names and regions of the dimensions); listed_above: the first summand's
+    numbers are the previous block's output (a wide model's folded listing leaves them out here).
     """
     (first, a, a_note), (second, b, b_note) = summands
     # plain Python floats: formatting 2 x 1,500 numbers is several times faster than from np.float64
@@ -253,39 +315,61 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
                                               for v in (first, second, total, out, gamma, beta))
     r_name = f"{a} + {b}"
     d = len(total)
+    wide = d > PER_DIM_MAX  # bars as images, standing-out dims listed, numbers folded
     identity = _is_identity_affine(gamma, beta)
     mu_s, sigma_s = "μ" + n.translate(_SUBSCRIPT), "σ" + n.translate(_SUBSCRIPT)
     limit_in = symmetric_limit(first, second, total, np.array([abs(mu) + sigma]))  # μ ± σ stays in view
-    charts = [bar_row(first, limit_in, name=a, note=a_note, key=f"{key}-a"),
-              bar_row(second, limit_in, name=b, note=b_note, key=f"{key}-b"),
-              bar_row(total, limit_in, name=r_name, note="their sum, same scale", key=f"{key}-sum",
+    charts = [bar_row(first, limit_in, name=a, note=a_note, key=f"{key}-a", image=wide),
+              bar_row(second, limit_in, name=b, note=b_note, key=f"{key}-b", image=wide),
+              bar_row(total, limit_in, name=r_name, note="their sum, same scale", key=f"{key}-sum", image=wide,
                       lines=((mu, "ref-mu", f"— {mu_s} = {num(mu, 3)}"), (mu + sigma, "ref-sigma", f"┄ {mu_s} ± {sigma_s}"),
                              (mu - sigma, "ref-sigma", "")))]
     limit_out = symmetric_limit(out, np.array([1.0]))
     if identity:
         charts.append(bar_row(out, limit_out, name=f"({r_name} − {mu_s}) / {sigma_s} = {out_name}",
-                              note="mean 0, spread 1; γ = 1 and β = 0 in this model", key=f"{key}-out",
+                              note="mean 0, spread 1; γ = 1 and β = 0 in this model", key=f"{key}-out", image=wide,
                               lines=((0.0, "ref-mu", "— 0"), (1.0, "ref-sigma", "┄ ±1"), (-1.0, "ref-sigma", ""))))
         note = ""
     else:
-        charts += [bar_row(gamma, symmetric_limit(gamma), name="γ", note="scale, per dimension", key=f"{key}-gamma"),
-                   bar_row(beta, symmetric_limit(beta), name="β", note="shift, per dimension", key=f"{key}-beta"),
+        learned = " (learned; the same for every token)" if wide else ""
+        charts += [bar_row(gamma, symmetric_limit(gamma), name="γ", note="scale, per dimension" + learned,
+                           key=f"{key}-gamma", image=wide),
+                   bar_row(beta, symmetric_limit(beta), name="β", note="shift, per dimension" + learned,
+                           key=f"{key}-beta", image=wide),
                    bar_row(out, limit_out, name=f"{out_name} = γ ⊙ ({r_name} − {mu_s}) / {sigma_s} + β", note="",
-                           key=f"{key}-out")]
+                           key=f"{key}-out", image=wide)]
         note = ('<p class="muted ln-note">The normalised vector before γ and β is not drawn: the trace records '
                 'only the LayerNorm output.</p>')
-    tips = _ln_tips(first, second, total, out, mu, sigma, gamma, beta, (a, b, r_name), identity, model.dim_names)
-    table = _table(f"{title}: the {d} dimensions", [a, b, r_name, out_name], [first, second, total, out],
-                   model.dim_names)
+    names = (a, b, r_name)
+    headers, columns = [a, b, r_name, out_name], [first, second, total, out]
+    if wide:
+        far = [int(j) for j in np.argsort(-np.abs(np.asarray(total) - mu), kind="stable")[:TOP_DIMS]]
+        tips = _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, model.dim_names, far)
+        hover = _standing_out(total, mu, sigma, tips, far, r_name, mu_s, sigma_s)
+        skip = 1 if listed_above else 0  # h is the first block's output, listed there
+        table = _numbers(f"All {d} numbers of " + (f"{b}, {r_name} and {out_name} ({a} is listed above)" if skip else
+                                                   f"{a}, {b}, their sum and {out_name}"),
+                         headers[skip:], columns[skip:])
+    else:
+        tips = _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, model.dim_names)
+        hover = dimension_hits(tips, label=f"{d} dimensions of {r_name}: arrow keys step through them")
+        table = _table(f"{title}: the {d} dimensions", headers, columns, model.dim_names)
+    stack = f'<div class="vec-stack">{"".join(charts)}{"" if wide else hover}</div>'
     return (f'<section{attr(class_="ln-block", data_block=key, data_mu=data_num(mu), data_sigma=data_num(sigma), data_d=d)}>'
             f'<h4 class="ln-title">{esc(title)}</h4><p class="ln-intro" data-export-label="">{intro}</p>'
             f'{_formula(mu, sigma, n)}'
             f'<p class="ln-where muted">where r = {esc(r_name)}; {mu_s} and {sigma_s} are the mean and standard '
             f'deviation of its {d} entries.</p>'
             f'{_stats(mu, sigma, d, r_name, n, eps)}'
-            f'<div class="vec-stack">{"".join(charts)}'
-            f'{dimension_hits(tips, label=f"{d} dimensions of {r_name}: arrow keys step through them")}</div>'
-            f'{_axis(d, model.dim_regions)}{note}{table}</section>')
+            f'{stack}{_axis(d, model.dim_regions)}{hover if wide else ""}{note}{table}</section>')
+
+
+def _x_note(computed) -> str:
+    """What x is in the selected layer: the embedding (designed: token + position; trained: after its
+    LayerNorm) or the previous layer's output."""
+    if computed.layer > 0:
+        return f"layer {computed.layer}'s output"
+    return "the embedding, after its LayerNorm" if computed.embedding.learned else "token + position embedding"
 
 
 def render(state, computed) -> str:
@@ -300,7 +384,7 @@ def render(state, computed) -> str:
         intro=("Attention does not replace the token's vector: its output MHA(x) is <em>added</em> to x "
                "(the residual connection), so the token keeps what it was and gains what it gathered. "
                "LayerNorm then re-centres the sum on 0 and rescales it to unit spread."),
-        summands=((tr.x[i], "x", "token + position embedding"), (tr.attn_out[i], "MHA(x)", "attention output")),
+        summands=((tr.x[i], "x", _x_note(computed)), (tr.attn_out[i], "MHA(x)", "attention output")),
         total=tr.resid1[i], mu=float(tr.ln1_mean[i]), sigma=float(tr.ln1_std[i]), out=tr.ln1[i],
         gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h", eps=tr.eps, model=computed.model)
     second = _block(
@@ -308,9 +392,12 @@ def render(state, computed) -> str:
         intro="The same again around the feed-forward network: its output is added to h and the sum is normalised.",
         summands=((tr.ln1[i], "h", "from above"), (tr.ffn_out[i], "FFN(h)", "feed-forward output")),
         total=tr.resid2[i], mu=float(tr.ln2_mean[i]), sigma=float(tr.ln2_std[i]), out=tr.out[i],
-        gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out", eps=tr.eps, model=computed.model)
+        gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out", eps=tr.eps, model=computed.model, listed_above=True)
+    hover = ("Hover or focus the bars (arrow keys move) for each dimension's numbers."
+             if tr.d_model <= PER_DIM_MAX else
+             f"Each chart shows all {tr.d_model} dimensions, left to right; the ones that stand out are listed "
+             "under each block with their numbers, and every number is in the folded listing.")
     legend = scale_legend("−", "+", what="bar height and colour: negative (orange), 0, positive (blue); each row's "
-                                           "scale is printed next to its name. Hover or focus the bars (arrow keys "
-                                           "move) for each dimension's numbers.")
+                                           f"scale is printed next to its name. {hover}")
     return (f'<div{attr(class_="ln-panel", data_view="layernorm", data_query=i)}>{heading}{legend}'
             f'{first}{second}</div>')

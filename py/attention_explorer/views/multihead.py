@@ -16,8 +16,12 @@ import numpy as np
 
 from . import math as m
 from .colors import HEAD_COLORS
+from .explain import head_name, head_title
 from .markup import attr, clip_label, esc
 from .routing import head_of, peak_of, scale_legend, strip_limit, value_strip
+
+
+MANY_HEADS = 6  # more heads than this (a trained model's 12) wrap their segments on narrow screens
 
 
 def multihead_formula(has_bias: bool) -> str:
@@ -49,13 +53,13 @@ def _shape(*dims) -> str:
 def _head_segment(h: int, info, values, limit: float, query_token: str, d_head: int) -> str:
     """One head's output for the query: a strip of d_head numbers, outlined in the head's colour."""
     lo, hi = h * d_head, (h + 1) * d_head - 1
-    tip = "\n".join([f"head {h + 1}: {info.name}", f"its context vector for “{query_token}”",
+    tip = "\n".join([head_title(h, info), f"its context vector for “{query_token}”",
                      f"d_head = {d_head} numbers → concat dims {lo}–{hi}",
                      f"[{head_of(values)}]", peak_of(values)])
     strip = value_strip(values, limit, label=f"head {h + 1} output, {d_head} numbers", tip=tip,
                         data_h=h)
     return (f'<div{attr(class_="mh-seg", data_h=h, style=f"--head-color:{HEAD_COLORS[h % len(HEAD_COLORS)]}")}>'
-            f'<span class="mh-seg-name">{m.math(m.indexed("head", str(h + 1)))} <span class="mh-seg-title">{esc(info.name)}</span></span>'
+            f'<span class="mh-seg-name">{m.math(m.indexed("head", str(h + 1)))} <span class="mh-seg-title">{esc(head_name(h, info))}</span></span>'
             f'{strip}<span class="mh-dims"><span class="mh-wide">d_head = {d_head} · dims </span>{lo}–{hi}</span></div>')
 
 
@@ -135,7 +139,8 @@ def render(state, computed, heads) -> str:
     d_model = trace.concat.shape[1]
     has_bias = params.b_o is not None and bool(np.any(np.asarray(params.b_o) != 0))
     q_tok = tokens[i]
-    return (f'<div{attr(class_="multihead", data_query=i, data_n_heads=n_heads, data_d_head=d_head, data_d_model=d_model)}>'
+    many = n_heads > MANY_HEADS  # the head segments wrap onto several rows on a narrow screen
+    return (f'<div{attr(class_="multihead mh-many" if many else "multihead", data_query=i, data_n_heads=n_heads, data_d_head=d_head, data_d_model=d_model)}>'
             f'{multihead_formula(has_bias)}'
             f'<p class="mh-lede">For the query <bdi class="q-name">{esc(clip_label(q_tok, 20))}</bdi>: each of the {n_heads} heads '
             f'returns its own context vector of d_head = {d_head} numbers. Side by side they are the concatenation, '

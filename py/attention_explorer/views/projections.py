@@ -13,7 +13,11 @@ params.w_q / w_k / w_v, each [d_model, d_k]):
   * each W as one heatmap (a PNG mask pair, embedding.signed_heatmap_layers), showing
     only its rows that hold a non-zero weight; the count of left-out all-zero rows is
     said. In a matrix with many rows, long runs of position-code or unnamed dims are
-    drawn as one thinner band with one label, so the named rows stay readable.
+    drawn as one thinner band with one label, so the named rows stay readable. A
+    trained model's W has no zero rows and no names (384 rows of noise to the eye,
+    ~30 kB of PNG each): above PICK_ABOVE rows only the PICKED rows that add most to
+    the query's own vector (|x_i[d]| · ‖W[d, :]‖) are drawn, in order, and the text
+    says so.
     Row labels carry the row's weights as a tooltip; rows that are non-zero in the
     query's own x_i (the ones that make q_i) are marked.
   * each token's q, k, v (trace.q[h] / k[h] / v[h], [n, d_k]) as three n × d_k heatmaps,
@@ -30,7 +34,7 @@ that those keys ignore position when they do not.
 
 Hooks: root [data-view="projections"] with data-head, data-layer, data-query; each
 matrix svg [data-matrix="w_q"|"w_k"|"w_v"] with data-rows (JSON list of the input dims
-shown, in order) and data-cols (d_k); each vectors svg [data-vectors="q"|"k"|"v"]
+shown, in order), data-cols (d_k) and, where the rows were picked for the query, data-picked="query"; each vectors svg [data-vectors="q"|"k"|"v"]
 with data-rows (n) and data-cols (d_k); the query strips [data-strip="q"|"k"|"v"].
 """
 from __future__ import annotations
@@ -43,6 +47,7 @@ import numpy as np
 from .. import core
 from .colors import signed_strength
 from .embedding import legend_html, signed_heatmap_layers
+from .explain import head_ref
 from .markup import attr, data_num, esc, num
 
 # (letter, weight field, bias field, what the vector is, the reader's gloss)
@@ -61,6 +66,8 @@ MAX_UNITS = 48        # target picture height in label rows; bands are drawn 1/4
 ROW_TIP_ENTRIES = 6   # weights listed in a row label's tooltip (largest |w| first)
 TIP_TERMS = 4         # input dims listed in a q/k/v cell's tooltip (largest |x·w| first)
 NAMED_IN_TEXT = 5     # rows named in the explanation when a matrix reads at most this many
+PICK_ABOVE = 128      # a W with more non-zero rows than this (a trained model's) shows only ...
+PICKED = 10           # ... this many: the rows that add most to the query's vector
 
 
 # --------------------------------------------------------------------------
@@ -82,13 +89,19 @@ def shown_rows(w) -> list[int]:
     return [int(d) for d in np.flatnonzero(np.any(np.asarray(w) != 0, axis=1))]
 
 
+def drawn_rows(w, x_i, rows: list[int]) -> list[int]:
+    """The rows a picture draws: all non-zero rows, or (more than PICK_ABOVE) the PICKED rows whose
+    part of x_i·W is longest, |x_i[d]|·‖W[d, :]‖, in input-dim order."""
+    if len(rows) <= PICK_ABOVE:
+        return rows
+    share = np.abs(np.asarray(x_i, dtype=np.float64)[rows]) * np.linalg.norm(np.asarray(w, dtype=np.float64)[rows], axis=1)
+    return sorted(rows[k] for k in np.argsort(-share, kind="stable")[:PICKED])
+
+
+
+
 def _region(model, d: int):
     return next((r for r in model.dim_regions if r.start <= d < r.stop), None)
-
-
-def head_phrase(name: str) -> str:
-    """"Coreference" -> "Coreference head"; "Noun-phrase head" stays as it is."""
-    return name if name.lower().endswith("head") else f"{name} head"
 
 
 def _dim_label(model, d: int) -> str:
@@ -191,10 +204,10 @@ def _band_tip(model, W: str, w_rows, dims, i: int, tok: str, x_i, letter: str) -
 # the pictures
 # --------------------------------------------------------------------------
 
-def _matrix(model, letter: str, W: str, w, x_i, i: int, tok: str) -> str:
-    """W (its non-zero rows) as one picture, with a label per row or band; [d_model, d_k] -> markup."""
+def _matrix(model, letter: str, W: str, w, x_i, i: int, tok: str, rows: list[int], picked: bool) -> str:
+    """W's rows (its non-zero ones, or those picked for the query) as one picture, with a label per
+    row or band; w [d_model, d_k] -> markup."""
     d_model, d_k = w.shape
-    rows = shown_rows(w)
     bs = bands(model, rows)
     rep = _thinning(bs)
     vmax = _vmax(w[rows]) if rows else 1.0
@@ -212,17 +225,20 @@ def _matrix(model, letter: str, W: str, w, x_i, i: int, tok: str) -> str:
             text, tip, u = f"{name}{first}–{last}", _band_tip(model, W, w[dims], dims, i, tok, x_i, letter), len(dims) / rep
         else:
             d = dims[0]
-            text, tip, u = _dim_label(model, d), _row_tip(model, W, w[d], d, i, tok, float(x_i[d]), letter), 1
+            text, u = _dim_label(model, d), 1
+            tip = (_row_tip(model, W, w[d], d, i, tok, float(x_i[d]), letter) if not picked else
+                   f"{W} row {d}: {num(float(w[d].min()), 2)} to {num(float(w[d].max()), 2)}, length "
+                   f"{num(float(np.linalg.norm(w[d])), 2)}\nx_{i}[{d}] = {num(float(x_i[d]), 2)} scales it into {letter}_{i}")
         name = model.dim_names[dims[0]]
         cls = "proj-rl" + (" is-band" if b.banded else "") + (" is-on" if on else "") + (
             " is-named" if not b.banded and name and str(dims[0]) not in name.split() else "")  # "toy 3": no "3 toy 3"
         labels.append(f'<span{attr(class_=cls, style=f"--u: {u:g}", data_dim=None if b.banded else dims[0], data_dims=f"{dims[0]}-{dims[-1]}" if b.banded else None, data_tip=tip, tabindex="0" if r == 0 else "-1", data_grid_cell=True, data_i=r, data_j=0)}>{esc(text)}</span>')
     left_out = d_model - len(rows)
     label = (f"{W} of this head: {len(rows)} of {d_model} input dimensions (rows) by {d_k} columns; "
-             f"{left_out} all-zero rows left out")
+             + (f"the rows that add most to {letter}_{i} of “{tok}”" if picked else f"{left_out} all-zero rows left out"))
     if rows:
         heat = signed_heatmap_layers(soft(np.repeat(w[rows], reps, axis=0)), np.sqrt(vmax), f"proj-w{letter}", d_k, height)
-        svg = (f'<svg{attr(class_="proj-map", viewBox=f"0 0 {d_k} {height}", preserveAspectRatio="none", role="img", aria_label=label, data_matrix=f"w_{letter}", data_rows=json.dumps(rows), data_cols=d_k, data_vmax=f"{vmax:.6g}", style=f"--units: {units:g}")}>'
+        svg = (f'<svg{attr(class_="proj-map", viewBox=f"0 0 {d_k} {height}", preserveAspectRatio="none", role="img", aria_label=label, data_matrix=f"w_{letter}", data_rows=json.dumps(rows), data_cols=d_k, data_vmax=f"{vmax:.6g}", data_picked="query" if picked else None, style=f"--units: {units:g}")}>'
                f'<rect class="strip-bg" width="{d_k}" height="{height}"/>{heat}</svg>')
     else:
         svg = (f'<svg{attr(class_="proj-map is-empty", viewBox=f"0 0 {d_k} 1", preserveAspectRatio="none", role="img", aria_label=label, data_matrix=f"w_{letter}", data_rows="[]", data_cols=d_k, style="--units: 1")}>'
@@ -232,13 +248,14 @@ def _matrix(model, letter: str, W: str, w, x_i, i: int, tok: str) -> str:
             f'{svg}')
 
 
-def _vectors(state, computed, letter: str, values, vmax: float) -> str:
-    """Every token's vector (values [n, d_k]) as one picture; row labels pick the query."""
+def _vectors(state, computed, letter: str, values, vmax: float, tips: bool = True) -> str:
+    """Every token's vector (values [n, d_k]) as one picture; row labels pick the query (tips: a
+    tooltip on each, left out where the panel is large)."""
     toks, q = computed.tokens, state.query
     n, d_k = values.shape
     special = set(computed.run.special)
     buttons = "".join(
-        f'<button type="button"{attr(class_="proj-tok" + (" is-query" if i == q else "") + (" is-special" if i in special else ""), data_event="set_query", data_token_index=i, aria_pressed="true" if i == q else "false", tabindex="0" if i == q else "-1", data_grid_cell=True, data_i=i, data_j=0, data_tip=f"{letter}_{i} of “{t}”, token {i}. Click to make it the query.")}>{esc(t)}</button>'
+        f'<button type="button"{attr(class_="proj-tok" + (" is-query" if i == q else "") + (" is-special" if i in special else ""), data_event="set_query", data_token_index=i, aria_pressed="true" if i == q else "false", tabindex="0" if i == q else "-1", data_grid_cell=True, data_i=i, data_j=0, data_tip=f"{letter}_{i} of “{t}”, token {i}. Click to make it the query." if tips else None)}>{esc(t)}</button>'
         for i, t in enumerate(toks))
     label = (f"{letter.upper()} = X W_{letter.upper()}: {n} tokens (rows) by {d_k} columns; "
              f"row {q}, the query “{toks[q]}”, is outlined")
@@ -267,10 +284,16 @@ def _zero_runs(values) -> list[tuple[int, int]]:
 
 
 def _derivation(model, letter: str, W: str, B: str, i: int, tok: str, head: str, c: int, value: float,
-                x_i, w, terms, bias: float) -> str:
-    """The tooltip of {letter}_i[c]: the trace's value, then its largest terms x_i[d]·W[d, c] and the bias."""
-    lines = [f"{letter}_{i}[{c}] = {num(value, 3)}: “{tok}”, {head_phrase(head)}, column {c}"]
-    nz = sorted((int(d) for d in np.flatnonzero(terms)), key=lambda d: (-abs(float(terms[d])), d))
+                x_i, w, terms, bias: float, short: bool = False) -> str:
+    """The tooltip of {letter}_i[c]: the trace's value, then its largest terms x_i[d]·W[d, c] and the bias.
+    short (a wide matrix, 96 of these): the dot product and the bias as two numbers."""
+    order = np.argsort(-np.abs(terms), kind="stable")  # largest |term| first, ties by input dim
+    nz = [int(d) for d in order if terms[d] != 0]
+    if short and nz:
+        total = float(np.sum(terms))
+        plus = f" + {B}[{c}] = {num(total, 3)} + {_par(bias)}" if bias != 0 else f" = {num(total, 3)}"
+        return f"{letter}_{i}[{c}] = {num(value, 3)} = x_{i}·{W}[:, {c}]{plus}"
+    lines = [f"{letter}_{i}[{c}] = {num(value, 3)}: “{tok}”, {head}, column {c}"]
     if not nz and bias == 0:
         lines.append(f"x_{i} meets no non-zero weight in column {c} of {W}")
         return "\n".join(lines)
@@ -285,9 +308,15 @@ def _derivation(model, letter: str, W: str, B: str, i: int, tok: str, head: str,
     return "\n".join(lines)
 
 
+def _par(x: float) -> str:
+    s = num(x, 3)
+    return f"({s})" if s.startswith("−") else s
+
+
 def _strip(model, letter: str, W: str, B: str, w, b, x_i, values_i, i: int, tok: str, head: str,
-           vmax: float) -> str:
-    """The query's {letter}_i as a strip of focusable cells (a roving grid), each with its derivation."""
+           vmax: float, short: bool = False) -> str:
+    """The query's {letter}_i as a strip of focusable cells (a roving grid), each with its derivation
+    (short: in a few words, for a wide matrix)."""
     d_k = len(values_i)
     terms = [core.projection_terms(x_i, w, c) for c in range(d_k)]  # each [d_model]: x_i[d]·W[d, c]
     spans = _zero_runs(values_i)
@@ -296,7 +325,7 @@ def _strip(model, letter: str, W: str, B: str, w, b, x_i, values_i, i: int, tok:
         if z - a == 1:
             vals.append(float(values_i[a]))
             tips.append(_derivation(model, letter, W, B, i, tok, head, a, float(values_i[a]), x_i, w, terms[a],
-                                    float(b[a])))
+                                    float(b[a]), short))
             continue
         silent = all(not np.any(terms[c]) and b[c] == 0 for c in range(a, z))
         vals.append(0.0)
@@ -324,7 +353,7 @@ def _sr_table(i: int, tok: str, head: str, vectors: dict) -> str:
         parts = [f"columns {a}–{z - 1}: 0" if z - a > 1 else f"column {a}: {num(vec[a], 3)}"
                  for a, z in _zero_runs(vec)]
         rows.append(f'<tr><th scope="row">{letter}, the {role}</th><td>{"; ".join(parts)}</td></tr>')
-    return (f'<div class="sr-only"><table><caption>The query “{esc(tok)}” (token {i}), {esc(head_phrase(head))}: its query, '
+    return (f'<div class="sr-only"><table><caption>The query “{esc(tok)}” (token {i}), {esc(head)}: its query, '
             f"key and value vectors, {len(vectors['q'])} numbers each</caption>"
             f'<thead><tr><th scope="col">vector</th><th scope="col">values by column</th></tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>")
@@ -360,7 +389,7 @@ def _reads_position(model, rows: list[int]) -> bool:
     return any((r := _region(model, d)) is not None and r.kind == "position" for d in rows)
 
 
-def _lede(model, head: str, layer: int, d_k: int, rows: dict, biased: bool) -> str:
+def _lede(model, head: str, layer: int, d_k: int, rows: dict, biased: bool, picked: bool) -> str:
     x = _sub("x", "i")
     forms = (f"{_sub('q', 'i')} = {x}{_w('q')}, what token <var>i</var> looks for; "
              f"{_sub('k', 'i')} = {x}{_w('k')}, what it offers to other tokens' queries; "
@@ -368,22 +397,40 @@ def _lede(model, head: str, layer: int, d_k: int, rows: dict, biased: bool) -> s
     bias = ", each plus a bias <var>b</var>" if biased else ""
     where = (f" (here <var>x</var> is layer {layer + 1}'s input: the output of layer {layer})" if layer > 0 else "")
     d_model = len(model.dim_names)
-    feeds = (f"For the <strong>{esc(head_phrase(head))}</strong>, <strong>{len(rows['q'])} of {d_model}</strong> input "
-             f"dimensions feed {_w('q')} ({esc(_describe_rows(model, rows['q']))}), {len(rows['k'])} feed {_w('k')} "
-             f"and {len(rows['v'])} feed {_w('v')}")
-    left = ("; every other row is all zeros and is left out of the pictures."
-            if any(len(r) < d_model for r in rows.values()) else ": every row holds weights.")
+    if all(len(r) == d_model for r in rows.values()) and not any(model.dim_names):
+        feeds = (f"For <strong>{esc(head)}</strong>, every one of the <strong>{d_model}</strong> input dimensions "
+                 f"feeds {_w('q')}, {_w('k')} and {_w('v')}, and none has a name: a trained model spreads what it "
+                 "knows over all of them")
+        left = (f". The pictures draw the {PICKED} rows of each that add most to the query's own vector." if picked
+                else ".")
+    else:
+        feeds = (f"For <strong>{esc(head)}</strong>, <strong>{len(rows['q'])} of {d_model}</strong> input "
+                 f"dimensions feed {_w('q')} ({esc(_describe_rows(model, rows['q']))}), {len(rows['k'])} feed {_w('k')} "
+                 f"and {len(rows['v'])} feed {_w('v')}")
+        left = ("; every other row is all zeros and is left out of the pictures."
+                if any(len(r) < d_model for r in rows.values()) else ": every row holds weights.")
+        if picked:
+            left += f" Where a matrix has more than {PICK_ABOVE}, the picture draws the {PICKED} that add most to the query's vector."
     return (f'<p class="proj-lede">A head never compares the token vectors <var>x</var> directly{where}. It multiplies '
             f"each one by three matrices of its own: {forms}{bias}. Each has <var>d</var><sub>k</sub> = {d_k} "
             f"numbers, its columns. {feeds}{left}</p>")
 
 
-def _notes(model, w: dict, b: dict, rows: dict, d_k: int, x_i, i: int, tok: str, layer: int) -> dict:
-    """Sentences under each matrix, each read off these weights: which rows the query uses, then one fact."""
+def _notes(model, w: dict, b: dict, rows: dict, d_k: int, x_i, i: int, tok: str, layer: int,
+           drawn: dict | None = None) -> dict:
+    """Sentences under each matrix, each read off these weights: which rows the query uses, then one fact.
+    drawn: the rows each picture draws, where fewer than its non-zero rows (picked for the query)."""
     notes = {}
     for letter, rs in rows.items():
         used = [d for d in rs if x_i[d] != 0]
         plus = " with the bias" if np.any(b[letter] != 0) else ""
+        if drawn and len(drawn[letter]) < len(rs):
+            notes[letter] = (f"Drawn: the {len(drawn[letter])} of {len(rs)} rows that add most to "
+                             f"{_sub(letter, i)} for “{esc(tok)}” (largest |x<sub>{i}</sub>[d]| × the row's length); "
+                             f"“{esc(tok)}” is non-zero in {len(used)} of the {len(rs)} input dims, so "
+                             + ("every row adds a little" if len(used) == len(rs) else "those rows add a little")
+                             + f" to its <var>{letter}</var>" + (", plus the bias." if plus else "."))
+            continue
         if rs and len(used) == len(rs):
             notes[letter] = (f"“{esc(tok)}” is non-zero in all {len(rs)} rows (bold), so every row adds to its "
                              f"<var>{letter}</var>{plus}.")
@@ -416,28 +463,32 @@ def _notes(model, w: dict, b: dict, rows: dict, d_k: int, x_i, i: int, tok: str,
 # the panel
 # --------------------------------------------------------------------------
 
-def _figure(state, computed, letter: str, role: str, gloss: str, w, b, rows, vecs, x_i, note: str) -> str:
-    """One projection: W (its non-zero rows), every token's vector, the query's vector in numbers."""
+def _figure(state, computed, letter: str, role: str, gloss: str, w, b, rows, drawn, vecs, x_i, note: str) -> str:
+    """One projection: W (its non-zero rows, or those drawn for the query), every token's vector, the
+    query's vector in numbers."""
     model, i = computed.model, state.query
-    tok, head, d_k = computed.tokens[i], computed.heads[state.head].name, w.shape[1]
+    tok, head, d_k = computed.tokens[i], head_ref(state.head, computed.heads[state.head]), w.shape[1]
     W, B, L = f"W_{letter.upper()}", f"b_{letter.upper()}", letter.upper()
-    vmax_w = _vmax(w[rows]) if rows else 1.0
+    picked = len(drawn) < len(rows)
+    vmax_w = _vmax(w[drawn]) if drawn else 1.0
     vmax_v = _vmax(vecs)
     left_out = w.shape[0] - len(rows)
+    rows_text = (f"Rows: {len(drawn)} of the {len(rows)} input dims of <var>x</var> that feed it, the ones that add most "
+                 f"to {_sub(letter, i)}" if picked else
+                 f"Rows: the {len(rows)} input dims of <var>x</var> that feed it"
+                 + (f" ({left_out} all-zero rows left out)" if left_out else ""))
     return (
         f'<figure class="proj-fig" data-proj="{letter}">'
         f'<figcaption class="proj-cap"><strong>{_w(letter)} → <var>{letter}</var></strong>, the {role}: {gloss}</figcaption>'
-        f'<p class="proj-sub">Rows: the {len(rows)} input dims of <var>x</var> that feed it'
-        + (f" ({left_out} all-zero rows left out)" if left_out else "")
-        + f". Columns: the head's {d_k} dims.</p>"
-        f'<div class="proj-block"><div class="proj-pair">{_matrix(model, letter, W, w, x_i, i, tok)}</div>'
+        f'<p class="proj-sub">{rows_text}. Columns: the head\'s {d_k} dims.</p>'
+        f'<div class="proj-block"><div class="proj-pair">{_matrix(model, letter, W, w, x_i, i, tok, drawn, picked)}</div>'
         f'<div class="proj-axis" aria-hidden="true"><span>0</span><span>column</span><span>{d_k - 1}</span></div>'
         f'<div class="proj-legend">{_legend(vmax_w)}<p class="proj-note">{note}</p></div></div>'
         f'<p class="proj-sub"><var>{L}</var> = <var>X</var>{_w(letter)}: each token\'s <var>{letter}</var>, one row each, same columns</p>'
-        f'<div class="proj-pair">{_vectors(state, computed, letter, vecs, vmax_v)}</div>'
+        f'<div class="proj-pair">{_vectors(state, computed, letter, vecs, vmax_v, not picked)}</div>'
         f'<div class="proj-pair proj-strip-row"><span class="proj-strip-label">{_sub(letter, i)} '
         f'<span class="proj-strip-tok">{esc(tok)}</span></span>'
-        f'{_strip(model, letter, W, B, w, b, x_i, vecs[i], i, tok, head, vmax_v)}</div>'
+        f'{_strip(model, letter, W, B, w, b, x_i, vecs[i], i, tok, head, vmax_v, picked)}</div>'
         f'<div class="proj-legend">{_legend(vmax_v)}</div>'
         "</figure>")
 
@@ -446,20 +497,26 @@ def render(state, computed) -> str:
     """W_Q, W_K, W_V of the selected head, every token's q, k, v, and the query's three vectors in numbers."""
     tr, params, model = computed.trace, computed.params, computed.model
     h, i, layer = state.head, state.query, computed.layer
-    d_k, tok, head = tr.d_head, computed.tokens[state.query], computed.heads[state.head].name
+    d_k, tok, info = tr.d_head, computed.tokens[state.query], computed.heads[state.head]
+    head = head_ref(h, info)
     x_i = tr.x[i]  # [d_model] the layer's input for the query
     w = {p[0]: head_weights(params, p[1], h, d_k) for p in PROJECTIONS}  # each [d_model, d_k]
     b = {p[0]: head_bias(params, p[2], h, d_k) for p in PROJECTIONS}     # each [d_k]
     vecs = {"q": tr.q[h], "k": tr.k[h], "v": tr.v[h]}                     # each [n, d_k]
     rows = {letter: shown_rows(w[letter]) for letter in w}
+    drawn = {letter: drawn_rows(w[letter], x_i, rows[letter]) for letter in w}
+    picked = any(len(drawn[letter]) < len(rows[letter]) for letter in w)
     biased = any(np.any(b[letter] != 0) for letter in b)
-    notes = _notes(model, w, b, rows, d_k, x_i, i, tok, layer)
-    figs = "".join(_figure(state, computed, letter, role, gloss, w[letter], b[letter], rows[letter], vecs[letter],
-                           x_i, notes[letter]) for letter, _, _, role, gloss in PROJECTIONS)
+    notes = _notes(model, w, b, rows, d_k, x_i, i, tok, layer, drawn if picked else None)
+    figs = "".join(_figure(state, computed, letter, role, gloss, w[letter], b[letter], rows[letter], drawn[letter],
+                           vecs[letter], x_i, notes[letter]) for letter, _, _, role, gloss in PROJECTIONS)
+    query = f'<strong class="proj-query-tok">{esc(tok)}</strong>'
+    all_on = all(x_i[d] != 0 for r in drawn.values() for d in r)
+    bold = (f"Rows are labelled by input dimension; the query is {query}, non-zero in every one." if picked and all_on
+            else f"Bold row labels: input dims where the query {query} is non-zero.")
     return (f'<div class="proj" data-view="projections" data-head="{h}" data-layer="{layer}" data-query="{i}">'
-            f"{_lede(model, head, layer, d_k, rows, biased)}"
-            f'<p class="proj-how">Bold row labels: input dims where the query <strong class="proj-query-tok">'
-            f"{esc(tok)}</strong> is non-zero. Colour strength grows with √|value|, each picture up to its own "
+            f"{_lede(model, head, layer, d_k, rows, biased, picked)}"
+            f'<p class="proj-how">{bold} Colour strength grows with √|value|, each picture up to its own '
             f"largest value (under it), so small weights stay visible beside large ones. Hover or focus a row label "
             f"for its weights, a cell of a strip for how it is made; click a token to make it the query.</p>"
             f'<div class="proj-figs">{figs}</div>'

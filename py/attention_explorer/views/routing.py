@@ -17,6 +17,11 @@ negative (the Okabe–Ito pair, distinct for the common colour-vision
 deficiencies, and the same mapping as the embedding panel); 0 is transparent,
 so the card colour shows through in light and dark mode.
 `diverging`, `value_strip` and `scale_legend` are shared with views.multihead.
+
+Special tokens: trained heads often park much of their attention on [CLS] or
+[SEP]. `sink_note` says what the trace shows about it: the share of the weight
+on them, against their share of what the head brings back (A_ij·‖V_j‖), so a
+bright line to [SEP] is not read as "the word looks at the end of the sentence".
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import numpy as np
 
 from . import math as m
 from .colors import HEAD_COLORS, signed_strength
+from .explain import head_ref, head_title
 from .markup import attr, clip_label, data_num, esc, num, pct, row_percents
 
 # --- the diverging scale and value strips ---------------------------------------------------
@@ -126,8 +132,9 @@ def _route(h: int, i: int, j: int, w: float, x1: float, offset: float, thickest:
     return (f'<path{attr(class_="route", d=d, stroke=HEAD_COLORS[h % len(HEAD_COLORS)], stroke_width=f"{0.6 + (thickest - 0.6) * w:.2f}", stroke_opacity=f"{0.15 + 0.85 * w:.3f}", data_h=h, data_i=i, data_j=j, data_weight=data_num(w), data_tip=tip)}/>')
 
 
-def routing_svg(tokens, weights, mask, query: int, heads, shown_heads, selected: int) -> str:
-    """weights [H, n, n], mask [n, n] (True = may attend); lines from `query` for each head in shown_heads."""
+def routing_svg(tokens, weights, mask, query: int, heads, shown_heads, selected: int, special=()) -> str:
+    """weights [H, n, n], mask [n, n] (True = may attend); lines from `query` for each head in shown_heads;
+    special: indices of special tokens, whose labels are marked."""
     n = len(tokens)
     height = TOP + n * ROW + 6
     all_heads = len(shown_heads) > 1
@@ -144,7 +151,7 @@ def routing_svg(tokens, weights, mask, query: int, heads, shown_heads, selected:
         out.append(f'<text class="col-head" x="{PCT_X}" y="16" text-anchor="end">A<tspan class="sub" dy="3">ij</tspan></text>')
     # query column: every token, the query highlighted; clicking one makes it the query
     for i, tok in enumerate(tokens):
-        cls = "q-label is-query" if i == query else "q-label"
+        cls = ("q-label is-query" if i == query else "q-label") + (" is-special" if i in special else "")
         out.append(f'<text{attr(class_=cls, x=Q_X, y=f"{_row_y(i):.1f}", text_anchor="end", dominant_baseline="central", data_event="set_query", data_token_index=i)}>'
                    f'<title>{esc(f"token {i}: {tok} (click to make it the query)")}</title>{esc(clip_label(tok, LABEL_CHARS))}</text>')
     # lines: one per (shown head, allowed key), drawn before the key labels so labels stay on top
@@ -158,7 +165,7 @@ def routing_svg(tokens, weights, mask, query: int, heads, shown_heads, selected:
             if not mask[query][j]:
                 continue
             w = float(weights[h][query][j])
-            tip = f"head {h + 1} ({heads[h].name})\nquery “{q_tok}” → key “{tok}”\nA_ij = {pct(w)}"
+            tip = f"{head_ref(h, heads[h])}\nquery “{q_tok}” → key “{tok}”\nA_ij = {pct(w)}"
             out.append(_route(h, query, j, w, x1, offset, thickest, tip))
     # key column: one focusable group per key, with its weight(s) in the tooltip
     percents = row_percents(weights[selected][query])  # whole %, adding up to 100
@@ -168,7 +175,7 @@ def routing_svg(tokens, weights, mask, query: int, heads, shown_heads, selected:
         w = float(weights[selected][query][j])
         if allowed:
             lines = [f"key {j}: “{tok}”", f"query {query}: “{q_tok}”"]
-            lines += [f"head {h + 1} ({heads[h].name}): A_ij = {pct(float(weights[h][query][j]))}" for h in shown_heads]
+            lines += [f"{head_ref(h, heads[h])}: A_ij = {pct(float(weights[h][query][j]))}" for h in shown_heads]
         else:
             lines = [f"key {j}: “{tok}”", f"masked: a causal model lets query {query} see only keys 0…{query}",
                      "this key is absent from the weighted sum"]
@@ -179,14 +186,14 @@ def routing_svg(tokens, weights, mask, query: int, heads, shown_heads, selected:
                    f'<rect{attr(class_="key-bg", x=x1 + 2, y=f"{y - ROW / 2 + 2:.1f}", width=SVG_W - x1 - 4, height=ROW - 4, rx=4, fill="url(#routing-masked)" if not allowed else None)}/>')
         if allowed and not all_heads:
             out.append(f'<text{attr(class_="key-pct", x=PCT_X, y=f"{y:.1f}", text_anchor="end", dominant_baseline="central")}>{percents[j]}%</text>')
-        out.append(f'<text{attr(class_="key-label", x=KEY_X, y=f"{y:.1f}", dominant_baseline="central")}>{esc(clip_label(tok, LABEL_CHARS))}</text></g>')
+        out.append(f'<text{attr(class_="key-label is-special" if j in special else "key-label", x=KEY_X, y=f"{y:.1f}", dominant_baseline="central")}>{esc(clip_label(tok, LABEL_CHARS))}</text></g>')
     out.append("</svg>")
     return "".join(out)
 
 
 def routing_table(tokens, weights, mask, query: int, heads, shown_heads) -> str:
     """The routing picture as a (visually hidden) table, for screen readers."""
-    head_cells = "".join(f"<th scope=\"col\">{esc(f'head {h + 1} ({heads[h].name})')}</th>" for h in shown_heads)
+    head_cells = "".join(f"<th scope=\"col\">{esc(head_ref(h, heads[h]))}</th>" for h in shown_heads)
     rows = []
     for j, tok in enumerate(tokens):
         if mask[query][j]:
@@ -204,7 +211,7 @@ def _head_legend(heads, shown_heads, selected: int) -> str:
     items = []
     for h in shown_heads:
         items.append(f'<li><button{attr(type="button", class_="head-key", data_event="set_head", data_value=h, aria_pressed="true" if h == selected else "false", style=f"--head-color:{HEAD_COLORS[h % len(HEAD_COLORS)]}")}>'
-                     f'<span class="head-swatch" aria-hidden="true"></span>{esc(f"Head {h + 1}: {heads[h].name}")}</button></li>')
+                     f'<span class="head-swatch" aria-hidden="true"></span>{esc(head_title(h, heads[h]))}</button></li>')
     return f'<ul class="head-legend" aria-label="Head colours">{"".join(items)}</ul>'
 
 
@@ -216,8 +223,38 @@ def _z_formula() -> str:
                   label="Z_i = sum over j of A_ij times V_j")
 
 
-def synthesis(tokens, trace, query: int, h: int, head_name: str) -> str:
-    """The selected head's A_ij·V_j strips for query i, then '=' the trace's Z_i = head_outputs[h, i]."""
+SINK_WEIGHT = 0.3  # special tokens holding at least this share of a row's weight get a sentence
+
+
+def sink_note(trace, h: int, query: int, tokens, special) -> str:
+    """A sentence when special tokens hold SINK_WEIGHT or more of the query's attention in head h: their
+    share of the weight against their share of what the head brings back, sum_j A_ij·‖V_j‖ (display
+    only; "" otherwise). Short value vectors make such attention close to a no-op, a "sink"."""
+    special = [j for j in special if trace.mask[query][j]]
+    if not special:
+        return ""
+    weights = np.asarray(trace.weights[h][query], dtype=np.float64)  # [n]
+    on_special = float(weights[special].sum())
+    if on_special < SINK_WEIGHT:
+        return ""
+    brought = weights * np.linalg.norm(trace.v[h], axis=1)            # [n] A_ij·‖V_j‖
+    share = float(brought[special].sum() / brought.sum()) if brought.sum() > 0 else 0.0
+    names = " and ".join(dict.fromkeys(f"{tokens[j]}" for j in special))
+    said = (f"{pct(on_special, 0)} of this head's attention rests on {names}, special tokens rather than words, "
+            f"but their value vectors are short: they bring only {pct(share, 0)} of what the head gathers "
+            f"(by the lengths of the A_ij·V_j). Attention parked there is close to a no-op, a “sink”: trained "
+            f"heads often do this when what they look for is not in the sentence."
+            if share < on_special / 2 else
+            f"{pct(on_special, 0)} of this head's attention rests on {names}, special tokens rather than words, "
+            f"and they bring {pct(share, 0)} of what the head gathers (by the lengths of the A_ij·V_j): here "
+            f"that attention is not a no-op.")
+    return f'<p{attr(class_="sink-note", data_sink_weight=data_num(on_special), data_sink_share=data_num(share))}>{esc(said)}</p>'
+
+
+def synthesis(tokens, trace, query: int, h: int, head_name: str, special=()) -> str:
+    """The selected head's A_ij·V_j strips for query i, then '=' the trace's Z_i = head_outputs[h, i].
+    head_name: how the texts name the head ("head 1 (Coreference)"); special: indices of special tokens,
+    whose rows are marked."""
     weights = trace.weights[h][query]      # [n]
     values = trace.v[h]                    # [n, d_head]
     z = trace.head_outputs[h][query]       # [d_head], the sum, from the trace
@@ -229,7 +266,7 @@ def synthesis(tokens, trace, query: int, h: int, head_name: str) -> str:
     rows = []
     for rank, j in enumerate(allowed):
         w, tok = float(weights[j]), tokens[j]
-        tip = "\n".join([f"key {j}: “{tok}” (head {h + 1}: {head_name})", f"A_ij = {pct(w)}",
+        tip = "\n".join([f"key {j}: “{tok}”" + (", a special token" if j in special else "") + f"; {head_name}", f"A_ij = {pct(w)}",
                          f"V_j = [{head_of(values[j])}] ({len(values[j])} numbers)",
                          f"A_ij·V_j = [{head_of(scaled[j])}]", peak_of(scaled[j])])
 
@@ -237,7 +274,7 @@ def synthesis(tokens, trace, query: int, h: int, head_name: str) -> str:
         strip = value_strip(scaled[j], limit, label=f"{pct(w)} of the value vector of “{tok}”", tip=tip,
                             tabindex=0 if rank == 0 else -1, data_grid_cell=True, data_i=rank, data_j=0, data_key=j)
         op = "+" if rank else ""
-        rows.append(f'<li{attr(class_="value-row", data_j=j, data_weight=data_num(w))}>'
+        rows.append(f'<li{attr(class_="value-row is-special" if j in special else "value-row", data_j=j, data_weight=data_num(w))}>'
                     f'<span class="op" aria-hidden="true">{op}</span>'
                     f'<span class="value-weight">{esc(pct(w))}</span>'
                     f'<span class="value-token"><span class="times" aria-hidden="true">× </span>'
@@ -247,7 +284,7 @@ def synthesis(tokens, trace, query: int, h: int, head_name: str) -> str:
         rows.append(f'<li class="value-row is-masked" data-masked-count="{hidden}"><span class="op" aria-hidden="true"></span>'
                     f'<span class="value-masked">{hidden} future {"token is" if hidden == 1 else "tokens are"} masked: '
                     f'{"it contributes" if hidden == 1 else "they contribute"} nothing</span></li>')
-    z_tip = "\n".join([f"Z_i for query {query}: “{q_tok}” (head {h + 1}: {head_name})",
+    z_tip = "\n".join([f"Z_i for query {query}: “{q_tok}”; {head_name}",
                        "the sum of the strips above, dimension by dimension",
                        f"Z_i = [{head_of(z)}] ({len(z)} numbers)", peak_of(z)])
     z_strip = value_strip(z, limit, label=f"Z_i, the context vector of “{q_tok}”", tip=z_tip,
@@ -255,7 +292,7 @@ def synthesis(tokens, trace, query: int, h: int, head_name: str) -> str:
                           data_view="context-vector", data_query=query, data_head=h)
     return (f'<div{attr(class_="synthesis", data_grid=True, data_head=h, data_query=query)}>'
             f'<p class="synthesis-title">{_z_formula()}</p>'
-            f'<p class="synthesis-lede">Query <bdi class="q-name">{esc(clip_label(q_tok, 20))}</bdi>, head {h + 1} ({esc(head_name)}): '
+            f'<p class="synthesis-lede">Query <bdi class="q-name">{esc(clip_label(q_tok, 20))}</bdi>, {esc(head_name)}: '
             f'each value vector {m.math(m.indexed("V", "j"))} ({len(z)} numbers, d_head) is scaled by its weight '
             f'{m.math(m.indexed("A", "i", "j"))}; the scaled vectors add up to the context vector {m.math(m.indexed("Z", "i"))}.</p>'
             f'<ol class="value-rows">{"".join(rows)}</ol>'
@@ -271,13 +308,16 @@ def render(state, computed, heads) -> str:
     i, h = state.query, state.head
     shown = list(range(trace.n_heads)) if state.routing_all_heads else [h]
     a_ij = m.math(m.indexed("A", "i", "j"))
+    ref = head_ref(h, heads[h])
     caption = ("Each head's lines in its own colour: the same query gathers from different keys in different heads."
                if state.routing_all_heads else
-               f"Head {h + 1} ({esc(heads[h].name)}): line thickness and opacity show the weight {a_ij}.")
+               f"{esc(ref[0].upper() + ref[1:])}: line thickness and opacity show the weight {a_ij}.")
+    special = computed.run.special
+    note = sink_note(trace, h, i, tokens, special) if computed.embedding.learned else ""
     return (f'<div{attr(class_="routing-panel", data_query=i, data_head=h, data_all_heads="true" if state.routing_all_heads else "false")}>'
             f'{_head_legend(heads, shown, h) if state.routing_all_heads else ""}'
             f'<div class="routing-body"><figure class="routing-figure">'
-            f'{routing_svg(tokens, trace.weights, trace.mask, i, heads, shown, h)}'
+            f'{routing_svg(tokens, trace.weights, trace.mask, i, heads, shown, h, computed.run.special)}'
             f'<figcaption class="caption">{caption}</figcaption>'
             f'{routing_table(tokens, trace.weights, trace.mask, i, heads, shown)}</figure>'
-            f'{synthesis(tokens, trace, i, h, heads[h].name)}</div></div>')
+            f'{synthesis(tokens, trace, i, h, ref, special)}{note}</div></div>')

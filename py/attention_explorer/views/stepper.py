@@ -16,11 +16,25 @@ STAGE_SECTIONS = ("stage-input", "stage-projections", "stage-attention", "stage-
                   "stage-layernorm", "stage-ffn")
 
 
-def _formulas() -> tuple[str, ...]:
+def _embedding_formula(learned: bool) -> str:
+    """x_i = e(token_i) + PE(i); a trained BERT-style model: x_i = LayerNorm(E_tok[token_i] + E_pos[i] + E_type[0])."""
+    x_i = m.sub(m.mi("x"), m.mi("i"))
+    if not learned:
+        return m.math(x_i, m.mo("="), m.mi("e"), m.paren(m.sub(m.mtext("token"), m.mi("i"))),
+                      m.mo("+"), m.mtext("PE"), m.paren(m.mi("i")))
+
+    def row(what, idx):
+        return m.row(m.sub(m.mi("E"), m.mtext(what)), m.mo("["), idx, m.mo("]"))
+
+    return m.math(x_i, m.mo("="), m.mtext("LayerNorm"),
+                  m.paren(m.row(row("tok", m.sub(m.mtext("token"), m.mi("i"))), m.mo("+"), row("pos", m.mi("i")),
+                                m.mo("+"), row("type", m.mn("0")))))
+
+
+def _formulas(learned: bool = False) -> tuple[str, ...]:
     x, W, b = m.mi("x"), m.mi("W"), m.mi("b")
     return (
-        m.math(m.sub(x, m.mi("i")), m.mo("="), m.mi("e"), m.paren(m.sub(m.mtext("token"), m.mi("i"))),
-               m.mo("+"), m.mtext("PE"), m.paren(m.mi("i"))),
+        _embedding_formula(learned),
         m.math(m.mi("Q"), m.mo("="), m.mi("X"), m.sub(W, m.mi("Q")), m.mo(","),
                m.mi("K"), m.mo("="), m.mi("X"), m.sub(W, m.mi("K")), m.mo(","),
                m.mi("V"), m.mo("="), m.mi("X"), m.sub(W, m.mi("V"))),
@@ -37,10 +51,18 @@ def _formulas() -> tuple[str, ...]:
     )
 
 
-def explanations(model) -> tuple[str, ...]:
-    """One line per stage, true for the model described (its sizes; named features or learned ones)."""
-    what = ("what the word is (its named features) plus where it is (a sinusoidal position signal)"
-            if model.region("features") else "a learned vector for the token plus a learned vector for its position")
+def explanations(model, learned: bool = False) -> tuple[str, ...]:
+    """One line per stage, true for the model described (its sizes; named features or learned ones).
+    learned: the embedding ends in a LayerNorm (a trained BERT-style model: word piece + position + token type)."""
+    if learned:
+        what = ("a learned row for its word piece plus a learned row for its position (and one for its segment), "
+                "normalised by a LayerNorm; the dimensions have no names")
+    elif model.region("features"):
+        what = "what the word is (its named features) plus where it is (a sinusoidal position signal)"
+    else:
+        what = "a learned vector for the token plus a learned vector for its position"
+    stack = (f" The block's output is the next layer's input: this model stacks {model.n_layers} such layers."
+             if model.n_layers > 1 else "")
     return (
         f"Each token becomes a vector of d_model = {model.d_model} numbers: {what}.",
         "Three weight matrices turn every token vector into a query (what it looks for), a key (what it offers) "
@@ -52,7 +74,7 @@ def explanations(model) -> tuple[str, ...]:
         "The attention output is added to the input (the residual path) and normalised to zero mean and unit "
         "variance, then scaled by γ and shifted by β.",
         f"Each token then passes, on its own, through a two-layer network that widens from {model.d_model} to "
-        f"{model.d_ff} numbers, applies a nonlinearity, and narrows back; another residual + LayerNorm follows.",
+        f"{model.d_ff} numbers, applies a nonlinearity, and narrows back; another residual + LayerNorm follows.{stack}",
     )
 
 
@@ -73,7 +95,8 @@ def render(state, computed) -> str:
 def render_detail(state, computed) -> str:
     """The current stage's formula and one line: below the sticky stepper, so the bar stays small."""
     k = state.stage
+    learned = computed.embedding.learned  # the model's kind of embedding (the same for every sentence)
     return (f'<div class="stage-detail" data-stage-detail="{k}"><p class="stage-title">Stage {k + 1} of {len(STAGES)}: '
             f'<strong>{esc(STAGES[k])}</strong></p>'
-            f'<div class="stage-formula">{_formulas()[k]}</div>'
-            f'<p class="stage-line">{esc(explanations(computed.model)[k])}</p></div>')
+            f'<div class="stage-formula">{_formulas(learned)[k]}</div>'
+            f'<p class="stage-line">{esc(explanations(computed.model, learned)[k])}</p></div>')

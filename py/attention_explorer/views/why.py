@@ -22,7 +22,9 @@ from .. import demos
 from ..fields import BY_NAME
 from . import math as m
 from .embedding import legend_html, strip_svg
+from .explain import head_ref
 from .markup import attr, data_num, esc, num, pct, row_percents
+from .routing import sink_note, value_strip
 
 # ==========================================================================
 # Query / Key / Value as a (soft) database lookup
@@ -49,11 +51,26 @@ def _lookup_formula() -> str:
         display="block", label="o_i equals the sum over j of A_ij v_j, where A_ij is the softmax over j of q_i dot k_j over root d_k times T")
 
 
+DENSE_VALUES = 0.5  # value vectors with more non-zero entries than this share are drawn as grouped paths
+
+
+def _value_picture(values, vmax: float, *, dense: bool, label: str, meta: dict) -> str:
+    """A value vector as a strip: one rect per non-zero entry (sparse, the designed model's), or, for a
+    dense vector (a trained model's), cells of one colour step sharing a path (routing.value_strip)."""
+    if dense:
+        return value_strip(values, vmax, label=label, tip=meta.pop("data_tip"), cls="strip-value",
+                           tabindex=int(meta.pop("tabindex")), **meta)
+    return strip_svg(list(values), [None] * len(values), label=label, vmax=vmax, grid_row=None, cls="strip-value",
+                     meta=meta)
+
+
 def render_qkv_lookup(state, computed, heads) -> str:
     """A table: the query asks, each key scores a match, the softmax weights blend the values."""
     tr, toks = computed.trace, computed.tokens
     h, i = state.head, state.query
     n, head = len(toks), heads[h]
+    ref = head_ref(h, head)  # "head 1 (Coreference)"
+    special = set(computed.run.special)
     scores, scaled, weights = tr.scores[h, i], tr.scaled_scores[h, i], tr.weights[h, i]  # each [n]
     allowed = tr.mask[i]                                                                # [n] bool
     v, out = tr.v[h], tr.head_outputs[h, i]                                             # [n, d_head], [d_head]
@@ -62,6 +79,7 @@ def render_qkv_lookup(state, computed, heads) -> str:
     vmax = max(float(np.abs(v).max()), float(np.abs(out).max()), 1e-12)                 # colour scale of value strips
     qtok = toks[i]
     denom = f"{num(tr.scale, 2)}·{num(tr.temperature, 2)}"
+    dense = np.count_nonzero(v) > DENSE_VALUES * v.size
 
     rows = []
     for j, tok in enumerate(toks):
@@ -74,7 +92,7 @@ def render_qkv_lookup(state, computed, heads) -> str:
                 f'<td class="qkv-masked-note" colspan="2">hidden: a future token (causal mask)</td>'
                 f'<td class="qkv-hard"></td><td class="qkv-value"></td></tr>')
             continue
-        score_tip = (f"match score of key “{tok}” for the query “{qtok}” ({head.name} head):\n"
+        score_tip = (f"match score of key “{tok}” for the query “{qtok}”, {ref}:\n"
                      f"q_{i}·k_{j} = {num(scores[j], 3)}\n"
                      f"scaled: {num(scores[j], 3)} / ({denom}) = {num(scaled[j], 3)}")
         weight_tip = (f"soft lookup takes {pct(w, 2)} of the value of “{tok}”\n"
@@ -82,16 +100,16 @@ def render_qkv_lookup(state, computed, heads) -> str:
                       f"(this one {num(scaled[j], 3)})")
         hard = j == best
         value_tip = f"value v_{j} of “{tok}” ({len(v[j])} numbers): {_top_entries(v[j])}"
-        key_tip = f"key {j}: “{tok}” ({tags})"
+        key_tip = f"key {j}: “{tok}” ({tags})" if tags else f"key {j}: “{tok}”"
         rows.append(
-            f'<tr{attr(class_="qkv-row is-best" if hard else "qkv-row", data_j=j, data_score=data_num(scores[j]), data_scaled=data_num(scaled[j]), data_weight=data_num(w), data_hard="1" if hard else "0")}>'
+            f'<tr{attr(class_="qkv-row" + (" is-best" if hard else "") + (" is-special" if j in special else ""), data_j=j, data_score=data_num(scores[j]), data_scaled=data_num(scaled[j]), data_weight=data_num(w), data_hard="1" if hard else "0")}>'
             f'<th scope="row"{attr(data_tip=key_tip, tabindex="0")}><span class="chip-index">{j}</span> '
             f'<span class="qkv-token">{esc(tok)}</span>{" <span class=qkv-self>(itself)</span>" if j == i else ""}</th>'
             f'<td class="qkv-score num"{attr(data_tip=score_tip, tabindex="0")}>{num(scores[j], 2)}</td>'
             f'<td class="qkv-weight"{attr(data_tip=weight_tip, tabindex="0")}><span class="qkv-pct">{pct(w)}</span>'
             f'<span class="qkv-bar" style="--w: {100 * w:.2f}%"></span></td>'
             f'<td class="qkv-hard num">{"100 %" if hard else "0 %"}</td>'
-            f'<td class="qkv-value">{strip_svg(list(v[j]), [None] * len(v[j]), label=f"value vector of {tok}", vmax=vmax, grid_row=None, cls="strip-value", meta={"data_tip": value_tip, "tabindex": "0"})}</td>'
+            f'<td class="qkv-value">{_value_picture(v[j], vmax, dense=dense, label=f"value vector of {tok}", meta={"data_tip": value_tip, "tabindex": "0"})}</td>'
             f"</tr>")
 
     soft_tip = (f"o_{i} = Σ_j A_{i},j v_j, the head's output for “{qtok}” ({len(out)} numbers): {_top_entries(out)}")
@@ -100,20 +118,21 @@ def render_qkv_lookup(state, computed, heads) -> str:
         hard_tip = f"a dictionary would return v_{best} of “{toks[best]}” alone: {_top_entries(v[best])}"
         hard_row = (f'<tr class="qkv-result"><th scope="row" colspan="3">Hard lookup returns only the value of '
                     f'<strong>{esc(toks[best])}</strong> (best score)</th><td class="qkv-hard"></td>'
-                    f'<td class="qkv-value">{strip_svg(list(v[best]), [None] * len(v[best]), label=f"value vector of {toks[best]}", vmax=vmax, grid_row=None, cls="strip-value", meta={"data_tip": hard_tip, "tabindex": "0", "data_result": "hard"})}</td></tr>')
+                    f'<td class="qkv-value">{_value_picture(v[best], vmax, dense=dense, label=f"value vector of {toks[best]}", meta={"data_tip": hard_tip, "tabindex": "0", "data_result": "hard"})}</td></tr>')
     soft_row = (f'<tr class="qkv-result"><th scope="row" colspan="3">Soft lookup returns the blend '
                 f'<math><msub><mi>o</mi><mn>{i}</mn></msub></math> (the head output)</th><td class="qkv-hard"></td>'
-                f'<td class="qkv-value">{strip_svg(list(out), [None] * len(out), label=f"head output for {qtok}", vmax=vmax, grid_row=None, cls="strip-value", meta={"data_tip": soft_tip, "tabindex": "0", "data_result": "soft"})}</td></tr>')
+                f'<td class="qkv-value">{_value_picture(out, vmax, dense=dense, label=f"head output for {qtok}", meta={"data_tip": soft_tip, "tabindex": "0", "data_result": "soft"})}</td></tr>')
 
     ranked = sorted(visible, key=lambda j: -float(weights[j]))
     ranked = ranked[:1] + [j for j in ranked[1:3] if weights[j] >= 0.005]  # the top key, then any others ≥ 0.5 %
     top = ", ".join(f"<strong>{esc(toks[j])}</strong> {pct(float(weights[j]))}" for j in ranked)
     first_sentence = head.explanation.split(". ")[0].rstrip(".") + "."
+    sink = sink_note(tr, h, i, toks, computed.run.special) if computed.embedding.learned else ""
     return f"""<div class="qkv" data-view="qkv-lookup" data-head="{h}" data-query="{i}">
 <p class="qkv-lede">Think of one head as a lookup in a little table. The token <strong class="qkv-asker">{esc(qtok)}</strong>
 sends a <em>query</em>: the question this head asks. Every token answers with a <em>key</em>, a label saying what it is,
 and holds a <em>value</em>, what it hands over if chosen.
-The <strong class="qkv-head">{esc(head.name)}</strong> head, in plain words: {esc(first_sentence)}</p>
+In plain words, <strong class="qkv-head">{esc(ref)}</strong>: {esc(first_sentence)}</p>
 <div class="qkv-compare">
 <div class="qkv-card"><h4>Dictionary: hard lookup</h4><p><code>table[query]</code> returns the value of the one key that matches best, nothing of the others.</p></div>
 <div class="qkv-card"><h4>Attention: soft lookup</h4><p>Every key matches a little (score <math><msub><mi>q</mi><mi>i</mi></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>); a softmax turns scores into weights that sum to 100 %, and the answer is the weighted blend of all values.</p></div>
@@ -123,7 +142,7 @@ The <strong class="qkv-head">{esc(head.name)}</strong> head, in plain words: {es
 they are divided by √d<sub>k</sub>·T = {denom} before the softmax. Hover or focus a number for its derivation.</p>
 <div class="qkv-table-wrap">
 <table class="qkv-table">
-<caption>Query <strong>{esc(qtok)}</strong> (position {i}) looks up every key, {esc(head.name)} head</caption>
+<caption>Query <strong>{esc(qtok)}</strong> (position {i}) looks up every key, {esc(ref)}</caption>
 <thead><tr><th scope="col">key</th><th scope="col">score</th><th scope="col">soft lookup</th>
 <th scope="col" class="qkv-hard">hard lookup</th><th scope="col">value <math><msub><mi>v</mi><mi>j</mi></msub></math></th></tr></thead>
 <tbody>{"".join(rows)}</tbody>
@@ -135,7 +154,7 @@ they are divided by √d<sub>k</sub>·T = {denom} before the softmax. Hover or f
 <strong>{esc(toks[best]) if best is not None else "nothing"}</strong>. The soft weights change smoothly with the scores
 (none jumps from 0 to 100 % as a hard pick does), so a small change in a query or key changes the answer a little:
 that is what lets a model learn its queries and keys by gradient descent.</p>
-</div>"""
+{sink}</div>"""
 
 
 # ==========================================================================
@@ -347,6 +366,12 @@ def render_scale_demo(state, computed=None) -> str:
     else:
         verdict = ("the unscaled softmax is already more peaked than the scaled one; move <var>d<sub>k</sub></var> "
                    "up to watch it collapse onto one key")
+    own = ""
+    if computed is not None:  # the model on the page: its heads' own d_k and the scale it divides by
+        d_k = computed.model.d_k
+        root = f"{math.sqrt(d_k):.0f}" if math.isqrt(d_k) ** 2 == d_k else f"≈ {num(math.sqrt(d_k), 2)}"
+        own = (f' The model on this page has <var>d<sub>k</sub></var> = <span data-num="model-dk">{d_k}</span> per '
+               f"head, so it divides its scores by √{d_k} {'= ' if not root.startswith('≈') else ''}{root}.")
     return f"""<div class="why-scale" data-view="scale-demo" data-dk="{demo.d_k}">
 <p class="why-lede">Take two random vectors <var>q</var> and <var>k</var> with <var>d<sub>k</sub></var> entries, each of mean 0 and
 variance 1. Their dot product adds up <var>d<sub>k</sub></var> independent products of variance 1, so its variance is
@@ -358,7 +383,7 @@ variance 1. Their dot product adds up <var>d<sub>k</sub></var> independent produ
 Softmax over {n_keys} keys: unscaled, the top key gets <strong data-num="max-unscaled">{pct(demo.max_unscaled)}</strong>
 (entropy <span data-num="entropy-unscaled">{num(demo.entropy_unscaled, 2)}</span> bits of at most {num(uniform_bits, 0)});
 scaled, <strong data-num="max-scaled">{pct(demo.max_scaled)}</strong> (<span data-num="entropy-scaled">{num(demo.entropy_scaled, 2)}</span> bits).
-So {verdict}.</p>
+So {verdict}.{own}</p>
 <div class="why-legend" aria-hidden="true"><span><span class="swatch raw"></span> unscaled q·k</span>
 <span><span class="swatch scaled"></span> scaled q·k / √d<sub>k</sub></span><span><span class="swatch theory"></span> theory</span></div>
 <div class="why-charts">
