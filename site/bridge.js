@@ -198,22 +198,40 @@ function bringIntoView(id) {
   for (const old of document.querySelectorAll(".is-focused-stage")) old.classList.remove("is-focused-stage");
   el.classList.add("is-focused-stage");
   const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
-  ownTarget = el; // the scroll that follows is the page's own, not the reader's (see scrollSettled)
+  // the scroll that follows is the page's own, not the reader's (see scrollSettled)
+  ownTarget = el;
+  ownSince = performance.now();
+  ownTries = 0;
+  readerScrolled = false;
   el.scrollIntoView({ behavior: smooth ? "smooth" : "auto", block: "start" });
 }
 
 // The stepper follows the reader's scrolling: when a scroll settles, the stage whose section crosses
 // the reading line (a third down the screen) becomes current. Not after the page's own scroll to a
 // chosen stage (its section may stop below the line at the end of the page): that one is current.
-let ownTarget = null;
+let ownTarget = null, ownSince = 0, ownTries = 0;
+let readerScrolled = false; // wheel, touch or a scrolling key since the page's own scroll began
+for (const type of ["wheel", "touchmove", "pointerdown"]) {
+  window.addEventListener(type, () => { readerScrolled = true; }, { passive: true });
+}
+window.addEventListener("keydown", (e) => {
+  if (["PageUp", "PageDown", "Home", "End", "ArrowUp", "ArrowDown", " "].includes(e.key)
+      && !(e.target.closest && e.target.closest("input, select, textarea"))) readerScrolled = true;
+});
 const atBottom = () => window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 4;
 function scrollSettled() {
-  if (ownTarget) {
+  if (ownTarget && !readerScrolled && performance.now() - ownSince < 5000) {
     const top = ownTarget.getBoundingClientRect().top;
     const arrived = (top > -8 && top < window.innerHeight / 3) || atBottom();
+    if (!arrived && ownTries < 2) { // panels redrawn above it moved the target: finish the page's own scroll
+      ownTries += 1;
+      ownTarget.scrollIntoView({ block: "start" });
+      return;
+    }
     ownTarget = null;
-    if (arrived) return; // else the reader scrolled elsewhere meanwhile: follow them
+    return; // the chosen stage stays current
   }
+  ownTarget = null;
   followStage();
 }
 if ("onscrollend" in window) window.addEventListener("scrollend", scrollSettled);
@@ -604,6 +622,8 @@ async function start() {
     progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";
+    // the views start-up left for later: loaded now, ahead of any event (the worker takes calls in order)
+    w.sync.warm_up().catch((err) => console.warn("warm-up failed", err));
     pump(); // events made while loading
   } catch (err) {
     console.warn("runtime failed to start", err);

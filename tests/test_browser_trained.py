@@ -13,7 +13,7 @@ import pytest
 
 import build
 from attention_explorer.models import minilm
-from conftest import open_page, wait_ready
+from conftest import PageProblems, open_page, wait_ready
 from test_browser_skeleton import heatmap_weights, wait_matrix
 
 pytestmark = pytest.mark.browser
@@ -48,16 +48,32 @@ def trained(browser, base_url):
     page.on("request", lambda r: urls.append(r.url))
     wait_ready(page)
     before = list(urls)
+    # first through the comparison card: it downloads the model without switching to it
+    page.evaluate("document.getElementById('compare-card').scrollIntoView()")
+    page.locator('[data-panel="compare"] [data-action="load-model"]').click()
+    page.wait_for_selector('[data-view="compare"]:not([data-verdict="not-loaded"])', timeout=DOWNLOAD_TIMEOUT_MS)
+    compared = {"verdict": page.get_attribute('[data-view="compare"]', "data-verdict"),
+                "model": page.input_value("#model"),
+                "maps": page.locator('svg[data-view="compare-designed"], svg[data-view="compare-trained"]').count()}
+    page.evaluate("window.scrollTo(0, 0)")
     choose_trained(page)
-    yield page, problems, before, urls
+    yield page, problems, before, urls, compared
     context.close()
 
 
+def test_the_comparison_card_downloads_the_model_and_compares_without_switching(trained):
+    page, problems, _, _, compared = trained
+    assert compared["model"] == "designed", "the page stays on the designed model"
+    # the default sentence's query "it": the designed coreference head has a job there to compare
+    assert compared["verdict"] in ("match", "no-match") and compared["maps"] == 2
+    problems.assert_none()
+
+
 def test_the_default_page_fetches_nothing_of_the_trained_model(trained, base_url):
-    page, problems, before, after = trained
+    page, problems, before, after, _ = trained
     assert not _trained_requests(before, base_url), "the default page must not download the trained model's files"
     fetched = _trained_requests(after, base_url)
-    assert len(fetched) == 1 + len(build.TRAINED_ONLY_MODULES), f"choosing the model fetches its files once: {fetched}"
+    assert len(fetched) == 1 + len(build.TRAINED_ONLY_MODULES), f"the model's files are fetched once: {fetched}"
     problems.assert_none()
 
 
@@ -118,12 +134,21 @@ def test_a_failed_download_leaves_the_page_working_and_offers_a_retry(browser, b
     context.close()
 
 
-def test_a_link_to_the_trained_model_downloads_it_and_opens_the_layer(browser, base_url):
-    context, page, problems = open_page(browser, base_url + "#m=minilm&l=2&h=7",
-                                        viewport={"width": 1280, "height": 900})
-    wait_ready(page)
-    page.wait_for_selector('svg[data-view="attention-matrix"][data-model="minilm"][data-layer="2"][data-head="7"]',
-                           timeout=DOWNLOAD_TIMEOUT_MS)
-    assert page.input_value("#model") == "minilm" and page.input_value("#layer") == "2"
+def test_a_link_to_the_trained_model_later_opens_it_from_storage_even_offline(trained):
+    """A link naming the model loads it before its layer and head (m= first); on a later visit the
+    bundle comes from Cache Storage (its content-hashed name never changes), so this new page of the
+    same browser profile opens it with the model file unreachable."""
+    page, problems, *_ = trained
+    again = page.context.new_page()
+    again_problems = PageProblems(again, problems.allowed)
+    fetched = []
+    again.route(MODEL_FILE, lambda route: (fetched.append(route.request.url), route.abort("internetdisconnected")))
+    again.goto(page.url.split("#", 1)[0] + "#m=minilm&l=2&h=7")
+    wait_ready(again)
+    again.wait_for_selector('svg[data-view="attention-matrix"][data-model="minilm"][data-layer="2"][data-head="7"]',
+                            timeout=DOWNLOAD_TIMEOUT_MS)
+    assert again.input_value("#model") == "minilm" and again.input_value("#layer") == "2"
+    assert not fetched, "the stored bundle is used: no request for the model file"
+    again.close()
+    again_problems.assert_none()
     problems.assert_none()
-    context.close()

@@ -116,3 +116,15 @@ def test_viridis_many_is_viridis_for_every_value():
 
     ts = np.concatenate([np.random.default_rng(3).random(5000), np.linspace(0, 1, 1001), [-0.5, 0.05, 0.95, 1.0, 2.0]])
     assert viridis_many(ts) == [viridis(t) for t in ts]
+
+
+@pytest.mark.parametrize("allowed,interactive,tab_stop,pick,light", [
+    (True, True, False, False, False), (True, True, True, True, True), (False, True, False, False, False),
+    (True, False, False, False, True), (False, False, False, False, False)])
+def test_the_fast_cell_markup_is_attr_markup(allowed, interactive, tab_stop, pick, light):
+    from attention_explorer.views.attention_matrix import cell_rect
+    from attention_explorer.views.markup import attr, data_num
+
+    x, y, cell, fill, i, j, w = 96, 132, 18, "#3b528b" if allowed else "url(#attention-matrix-masked)", 2, 5, 0.123456
+    want = (f'<rect{attr(class_="cell is-light" if light else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=0 if tab_stop else None, data_tip=None, data_tip_src=True, **(dict(data_hover_event="set_key", data_hover_value=j) if pick else {}))}/>')
+    assert cell_rect(x, y, cell, fill, light, i, j, w, allowed, interactive, tab_stop, pick) == want

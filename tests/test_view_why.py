@@ -453,7 +453,9 @@ def test_scale_demo_controls_markup():
     assert label.attrs["for"] == "demo-dk"
     (out,) = root.find_all("output")
     assert out.attrs["id"] == "demo-dk-out" and out.all_text() == "77"
-    assert why.scale_demo_control_values(s) == {"demo-dk": "77", "demo-dk-out": "77"}
+    from attention_explorer import page
+
+    assert {k: page.control_values(s)[k] for k in ("demo-dk", "demo-dk-out")} == {"demo-dk": "77", "demo-dk-out": "77"}
 
 
 def test_views_compose_without_id_clashes():

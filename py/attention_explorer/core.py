@@ -459,8 +459,8 @@ def _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation):  # [n, d_model], .
         act[:, wired] = fn(pre[:, wired])
         act[:, idle] = fn(b_1[idle])  # the same for every token
     out = _matmul(act[:, wired], w_2[wired]) + b_2
-    if len(idle):
-        out = out + _matmul(act[0, idle], w_2[idle])  # idle units: one constant row, added to every token
+    if len(idle) and np.any(act[0, idle]):  # idle units: one constant row, added to every token (none
+        out = out + _matmul(act[0, idle], w_2[idle])  # when their activation is 0: no copy of w_2's rows)
     return pre, gate, act, out
 
 

@@ -12,12 +12,47 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from . import head_patterns, state as st, tokens
+import importlib.util
+import sys
+
+from . import state as st, tokens
 from .fields import MODEL_INPUTS, PANEL_IDS
-from .views import (affinity, attention_matrix, compare, controls, embedding, explain, ffn, layernorm,
-                    multihead, projections, qk_dot, routing, share, stepper, why)
+from .views import attention_matrix, controls, share, stepper
 from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
+
+
+def _on_first_use(name: str):
+    """The module `name`, executed when one of its attributes is first read (importlib's LazyLoader).
+
+    In the browser every import compiles its source (Pyodide keeps no bytecode between visits), and
+    the views of the panels below the first screen are not needed until the reader gets there or
+    changes something: leaving them for later takes ~0.3 s off the worker's start-up (the worker
+    loads them all right after it is ready, see worker.warm_up). Under CPython it changes nothing
+    but the moment of the import.
+    """
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    setattr(sys.modules[parent], child, module)
+    return module
+
+
+LATER = ("views.affinity", "views.compare", "views.embedding", "views.explain", "views.ffn", "views.layernorm",
+         "views.multihead", "views.projections", "views.qk_dot", "views.routing", "views.why", "head_patterns")
+(affinity, compare, embedding, explain, ffn, layernorm, multihead, projections, qk_dot, routing, why,
+ head_patterns) = (_on_first_use(f"{__package__}.{m}") for m in LATER)
+
+
+def warm_up() -> None:
+    """Load every module left for later (one attribute read each): the worker's first idle moment."""
+    for name in LATER:
+        getattr(sys.modules[f"{__package__}.{name}"], "__doc__")
 
 
 @dataclass(frozen=True)
@@ -40,30 +75,30 @@ def _fields(*names: str) -> frozenset:
 LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 
 PANELS: dict[str, Panel] = {
-    "token-chips": Panel(controls.render_token_chips, _fields("model", "text", "query")),
-    "query-why": Panel(qk_dot.why_line, _fields(*LAYER, "query", "head")),
+    "token-chips": Panel(lambda s, c: controls.render_token_chips(s, c), _fields("model", "text", "query")),
+    "query-why": Panel(lambda s, c: qk_dot.why_line(s, c), _fields(*LAYER, "query", "head")),
     "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads), _fields("model", "text")),
-    "stepper": Panel(stepper.render, _fields("stage")),
-    "stage-detail": Panel(stepper.render_detail, _fields("model", "stage")),
-    "embedding": Panel(embedding.render, _fields("model", "text", "query")),
-    "projections": Panel(projections.render, _fields(*LAYER, "query", "head")),
+    "stepper": Panel(lambda s, c: stepper.render(s, c), _fields("stage")),
+    "stage-detail": Panel(lambda s, c: stepper.render_detail(s, c), _fields("model", "stage")),
+    "embedding": Panel(lambda s, c: embedding.render(s, c), _fields("model", "text", "query")),
+    "projections": Panel(lambda s, c: projections.render(s, c), _fields(*LAYER, "query", "head")),
     "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head")),
     "head-info": Panel(lambda s, c: explain.head_info(s, c.heads), _fields("model", "layer", "head")),
     "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads), _fields(*LAYER, "query", "head"),
                               lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True),
                               lambda s, c: attention_matrix.render_patch(s, c, c.heads),
                               attention_matrix.NUMBERS_ONLY),
-    "qk-dot": Panel(qk_dot.render, _fields(*LAYER, "query", "head", "key")),
+    "qk-dot": Panel(lambda s, c: qk_dot.render(s, c), _fields(*LAYER, "query", "head", "key")),
     "affinity": Panel(lambda s, c: affinity.render(s, c, c.heads), _fields(*LAYER, "query", "head")),
     "routing": Panel(lambda s, c: routing.render(s, c, c.heads),
                      _fields(*LAYER, "query", "head", "routing_all_heads")),
     "head-multiples": Panel(lambda s, c: attention_matrix.render_small_multiples(s, c, c.heads),
                             _fields(*LAYER, "query", "head")),
-    "why-scale": Panel(why.render_scale_demo, _fields("model", "demo_dk")),
+    "why-scale": Panel(lambda s, c: why.render_scale_demo(s, c), _fields("model", "demo_dk")),
     "compare": Panel(lambda s, c: _compare_panel(s), _fields("model", "text", "query", "head", "compare_head")),
     "multihead": Panel(lambda s, c: multihead.render(s, c, c.heads), _fields(*LAYER, "query")),
-    "layernorm": Panel(layernorm.render, _fields(*LAYER, "query")),
-    "ffn": Panel(ffn.render, _fields(*LAYER, "query")),
+    "layernorm": Panel(lambda s, c: layernorm.render(s, c), _fields(*LAYER, "query")),
+    "ffn": Panel(lambda s, c: ffn.render(s, c), _fields(*LAYER, "query")),
 }
 assert tuple(PANELS) == PANEL_IDS, "fields.PANEL_IDS must list page.PANELS, in order"
 
@@ -256,6 +291,8 @@ def changed_fields(old: st.State, new: st.State) -> set[str]:
 
 def render_panels(state: st.State, only: set[str] | None = None, *, live: bool = False) -> dict[str, str]:
     """Markup for every panel (or only the named ones), by panel id; live: the worker's lighter redraws."""
+    if only is not None and not only:
+        return {}  # nothing to draw: no model run either (a plain link at start-up)
     computed = st.compute(state)
     ids = PANELS if only is None else [p for p in PANELS if p in only]
     return {pid: ((live and PANELS[pid].render_live) or PANELS[pid].render)(state, computed) for pid in ids}
@@ -289,7 +326,7 @@ def panels_to_redraw(old: st.State, new: st.State) -> set[str]:
 
 def control_values(state: st.State) -> dict:
     presets = st.description(state.model).presets
-    values = {**controls.control_values(state), **why.scale_demo_control_values(state)}
+    values = controls.control_values(state)
     values["preset"] = next((p.id for p in presets if p.text == state.text), "")
     return values
 

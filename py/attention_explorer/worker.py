@@ -7,6 +7,7 @@ browser; everything it calls is pure and tested in CPython.
 
     load_numpy()                 -> NumPy version (loads NumPy from Pyodide's lock file)
     boot(fragment, mode)         -> response      (first render; state from the URL fragment)
+    warm_up()                    -> None          (load the views start-up left for later)
     dispatch(event)              -> response      (event: {"type": ..., "value": ...})
     tip(ref)                     -> str           (a heatmap cell's derivation, left out of live markup)
     export_data(kind)            -> {"filename", "mime", "text"}   (kind: "csv" | "json")
@@ -18,7 +19,7 @@ browser; everything it calls is pure and tested in CPython.
 
 A response is {"panels": {panel id: markup}, "patches": {panel id: [operation, ...]},
 "values": {control id: value},
-"message": str, "field": str, "notice": str, "hash": str, "focus": str, "form": {...},
+"message": str, "field": str, "notice": str, "hash": str, "focus": str, "form": {...} | None,
 "load_model": str}:
 "message" is an input error shown next to the input (state and pictures
 unchanged); "notice" says which values of a link were ignored; "hash" is the
@@ -26,7 +27,7 @@ canonical URL fragment of the state (the bridge replaces the URL with it);
 "focus" names a section or panel to bring into view. mode "embed" renders only
 the embed page's one panel. "patches" bring panels drawn live before up to date
 when a slider changed only their numbers (page.render_patches). "form" is the form's model-dependent options and
-texts (page.model_form). "load_model" names a model a link asks for whose
+texts (page.model_form), or None when unchanged since the last reply. "load_model" names a model a link asks for whose
 files are not loaded yet: the bridge downloads it (load_model) and then
 replays the link.
 """
@@ -43,6 +44,7 @@ _stale = set()   # panels whose inputs changed while they were off screen
 # sends them a patch of numbers (page.render_patches) instead of new markup. Pre-rendered markup
 # (build.py) is not live: its tooltips are inline and would go stale.
 _live = set()
+_form_sent = None  # the form data last sent (page.model_form): sent again only when it changes
 
 
 def _plain(event):
@@ -76,10 +78,14 @@ def _reply(panels=None, *, values=None, message="", field="", notice="", focus="
     """The one response shape; "hash" is always the current state's URL fragment."""
     from attention_explorer import page, permalink
 
+    global _form_sent
     _live.update(panels or {})
+    form = page.model_form(_state)
+    fresh_form = form if form != _form_sent else None  # it changes with the model or the layer only
+    _form_sent = form
     return {"panels": panels or {}, "patches": patches or {}, "values": values or {}, "message": message,
             "field": field, "notice": notice, "hash": permalink.encode(_state), "focus": focus,
-            "form": page.model_form(_state), "load_model": load_model}
+            "form": fresh_form, "load_model": load_model}
 
 
 def _redraw(old, new, *, notice="", focus="", load_model=""):
@@ -101,10 +107,10 @@ def _redraw(old, new, *, notice="", focus="", load_model=""):
 
 
 def boot(fragment="", mode="page"):
-    global _state, _mode, _visible, _stale
+    global _state, _mode, _visible, _stale, _form_sent
     from attention_explorer import models, permalink, state as st
 
-    _visible, _stale = None, set()
+    _visible, _stale, _form_sent = None, set(), None
     _live.clear()
     _mode = "embed" if mode == "embed" else "page"
     fragment = str(fragment or "")
@@ -126,6 +132,13 @@ def boot(fragment="", mode="page"):
 
     gc.freeze()
     return reply
+
+
+def warm_up():
+    """Load what start-up left for later (page.warm_up): called by the bridge once the page is ready."""
+    from attention_explorer import page
+
+    page.warm_up()
 
 
 def dispatch(event):
@@ -353,5 +366,5 @@ def _listify(value):
     return value.tolist() if hasattr(value, "tolist") else value
 
 
-__export__ = ["load_numpy", "boot", "dispatch", "tip", "export_data", "embed_snippet", "export_caption", "core_selftest",
+__export__ = ["load_numpy", "boot", "warm_up", "dispatch", "tip", "export_data", "embed_snippet", "export_caption", "core_selftest",
               "load_model", "download_progress"]

@@ -56,6 +56,24 @@ PATTERN_TEXT = {
 }
 
 
+# Published findings, cited with care: Clark et al. (2019), "What Does BERT Look At?", studied the
+# masked-LM BERT-base; this model is a distilled 6-layer student fine-tuned for sentence similarity,
+# so a finding is a family resemblance, never a guarantee.
+CLARK = "Clark et al. (2019, “What Does BERT Look At?”)"
+FINDINGS = {
+    "previous token": f"{CLARK} found heads like this in BERT-base's early layers, each attending to the "
+                      "previous token; they help the model know what sits next to a word.",
+    "next token": f"{CLARK} found such next-token heads in BERT-base's early layers too.",
+    "[SEP]": f"{CLARK} found many BERT-base heads parked on [SEP], and showed that the attention there "
+             "changes the output little: a no-op for queries with nothing to look up.",
+    "[CLS]": f"{CLARK} found BERT-base's heads parking on [SEP] as a no-op; this model, trained differently, "
+             "parks on [CLS] instead (measured); whether that is a no-op here, the routing panel shows: how "
+             "much of what the head brings back comes from [CLS].",
+    "broad": f"{CLARK} found broad heads in BERT-base's lower layers, averaging over the sentence much like "
+             "a bag of words.",
+}
+
+
 def _placeholder_heads() -> tuple:
     """Before the bundle is loaded the heads have numbers only; install() replaces them."""
     return tuple(tuple(HeadInfo("trained head", f"l{l}h{h}", "A trained head; its measured pattern is shown "
@@ -74,7 +92,9 @@ def _measured_heads(labels) -> tuple:
                 f"{label}, {score:.2f}", f"l{l}h{h}",
                 f"Layer {l + 1}, head {h + 1} {what} (score {score:.2f} of 1, averaged over a corpus of "
                 "sentences; measured, not designed). Trained heads are rarely this tidy: most mix several "
-                "patterns, and the score says how much of the attention the pattern explains."))
+                "patterns, and the score says how much of the attention the pattern explains."
+                + (f" {FINDINGS[label]} This model is fine-tuned for sentence similarity, not the masked-LM "
+                   "BERT those findings come from." if label in FINDINGS else "")))
         out.append(tuple(infos))
     assert len(out) == N_LAYERS and all(len(l) == N_HEADS for l in out), "one label per head of every layer"
     return tuple(out)

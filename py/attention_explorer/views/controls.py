@@ -28,6 +28,9 @@ def control_values(state) -> dict:
     values = {f.control: _control_value(f.kind, getattr(state, f.name)) for f in FIELDS if f.control}
     for name, digits in OUTPUT_DIGITS.items():
         values[BY_NAME[name].control + "-out"] = num(getattr(state, name), digits)
+    for f in FIELDS:  # a whole-number slider shows its value beside it (the √d_k demo's d_k)
+        if f.kind == "count" and f.control:
+            values[f.control + "-out"] = str(getattr(state, f.name))
     return values
 
 

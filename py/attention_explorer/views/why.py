@@ -161,11 +161,6 @@ that is what lets a model learn its queries and keys by gradient descent.</p>
 # Why divide by √d_k
 # ==========================================================================
 
-def scale_demo_control_values(state) -> dict:
-    """Values for the static d_k slider, by element id (for page.control_values)."""
-    return {"demo-dk": str(state.demo_dk), "demo-dk-out": str(state.demo_dk)}
-
-
 def render_scale_demo_controls(state, d_k: int) -> str:
     """The demo's d_k slider: static markup placed outside the re-rendered panel."""
     lo, hi = BY_NAME["demo_dk"].limits
