@@ -493,7 +493,9 @@ const tip = document.createElement("div");
 tip.id = "tooltip";
 tip.setAttribute("role", "tooltip");
 tip.hidden = true;
-document.body.append(tip);
+// inside the page's main landmark (axe: all content in landmarks); absolutely placed in page coordinates,
+// which holds while <main> is not positioned (style.css)
+(document.querySelector("main") || document.body).append(tip);
 
 function showTip(el) {
   tip.textContent = el.dataset.tip;
