@@ -98,7 +98,8 @@ function applyResponse(res) {
     if (!el || !applyPatch(el, ops)) send({ type: "redraw", value: id });
   }
   restoreFocus(was);
-  markScrollable();
+  // only new markup can change a figure's width (a patch changes numbers): no forced layout for a slider
+  if (Object.keys(res.panels || {}).length) markScrollable();
   applyForm(res.form);
   // A control with a newer event still queued keeps what the reader set (no flicker back).
   const pending = new Set(queue.map((q) => q.event.type));
@@ -511,8 +512,8 @@ function showTip(el) {
 const hideTip = () => { tip.hidden = true; };
 // Hovering or focusing an element with data-hover-event sends that event (e.g. a heatmap cell of
 // the query's row chooses the key the Q·K breakdown takes apart); repeats of the last one are skipped.
-function hoverEvent(el) {
-  const event = { type: el.dataset.hoverEvent, value: el.dataset.hoverValue ?? el.dataset.value };
+function hoverEvent(el, value = el.dataset.hoverValue ?? el.dataset.value) {
+  const event = { type: el.dataset.hoverEvent, value };
   const key = `${event.type}:${event.value}`;
   if (!worker || key === lastHover) return;
   lastHover = key;
@@ -537,7 +538,11 @@ for (const type of ["pointerover", "focusin"]) {
     else if (el) showTipFromWorker(el);
     else hideTip();
     const hover = e.target.closest && e.target.closest("[data-hover-event]");
-    if (hover) hoverEvent(hover);
+    if (hover && hover.dataset.hoverRow !== undefined) {
+      // a grid whose one row picks: a cell of that row sends its column (the heatmap's query row -> key)
+      const cell = e.target.closest("[data-i][data-j]");
+      if (cell && cell.dataset.i === hover.dataset.hoverRow && !cell.dataset.masked) hoverEvent(hover, cell.dataset.j);
+    } else if (hover) hoverEvent(hover);
   });
 }
 

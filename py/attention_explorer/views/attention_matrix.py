@@ -17,7 +17,8 @@ The svg also carries data-model, data-layer, data-tokens (JSON list, specials
 included, in row/column order) and data-special (JSON list of the special tokens'
 indices, [] when none). Clicking a cell sends pick_cell "i,j" (the cells' group
 carries data-cell-event); hovering or focusing a cell of the query's row sends
-set_key j (the Q·K breakdown's key). Only the grid's tab stop has a tabindex: the
+set_key j (the Q·K breakdown's key: the group carries data-hover-event and
+data-hover-row). Only the grid's tab stop has a tabindex: the
 bridge gives one to the cell the arrow keys move to.
 
 `render_small_multiples` draws every head's matrix as a compact button that
@@ -164,7 +165,7 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     width, height = label + size + 8, label + size + (LEGEND_H if legend else 8)
     show_numbers = cell >= 30 and n <= 14
     focus_j = strongest_key(weights[query], mask[query]) if n else 0
-    out = [f'<svg{attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap", data_n=n, data_query=query, aria_label=f"Attention weights of the {head_name} head: rows are queries, columns are keys", style=size_style(width), **(meta or {}))}>']
+    out = [f'<svg{attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap", data_n=n, data_query=query, aria_label=matrix_label(head_name), style=size_style(width), **(meta or {}))}>']
     out.append(f'<defs><pattern id="{masked_id}" width="6" height="6" patternUnits="userSpaceOnUse" '
                'patternTransform="rotate(45)"><rect width="6" height="6" class="masked-bg"/>'
                '<line x1="0" y1="0" x2="0" y2="6" class="masked-line"/></pattern></defs>')
@@ -187,7 +188,9 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     # cells: a roving-tabindex grid; the query row's strongest key is the one Tab reaches
     # clicking a cell (or Enter on it) sends pick_cell "i,j": the bridge reads data-cell-event off this group,
     # so 1,024 cells need not each repeat it
-    out.append(f'<g{attr(class_="cells", data_grid=interactive, data_cell_event="pick_cell" if interactive else None)}>')
+    # hovering or focusing a cell of the query's row picks its key (the Q·K breakdown): the bridge reads
+    # data-hover-event and data-hover-row off this group, so the row's cells need no attributes of their own
+    out.append(f'<g{attr(class_="cells", data_grid=interactive, data_cell_event="pick_cell" if interactive else None, data_hover_event="set_key" if interactive else None, data_hover_row=query if interactive else None)}>')
     for i in range(n):
         percents = row_percents(weights[i]) if show_numbers else ()  # whole % that add up to 100 per row
         for j in range(n):
@@ -201,14 +204,11 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
                 tip = (tips[i][j] if tips else
                        f"query {_quoted(tokens[i])} → key {_quoted(tokens[j])}: "
                        + (pct(w) if allowed else "masked (future token)"))
-            # hovering or focusing the query's row picks the key (Q·K breakdown)
-            pick = (dict(data_hover_event="set_key", data_hover_value=j)
-                    if interactive and allowed and i == query else {})
             tab_stop = interactive and (i, j) == (query, focus_j)
             if tip is None:  # live redraws: the same markup as below, without escaping 1,000 numbers
-                out.append(cell_rect(x, y, cell, fill, light, i, j, w, allowed, interactive, tab_stop, bool(pick)))
+                out.append(cell_rect(x, y, cell, fill, light, i, j, w, allowed, interactive, tab_stop))
             else:
-                out.append(f'<rect{attr(class_="cell is-light" if light else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=0 if tab_stop else None, data_tip=tip, data_tip_src=tip is None, **pick)}/>')
+                out.append(f'<rect{attr(class_="cell is-light" if light else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=0 if tab_stop else None, data_tip=tip, data_tip_src=tip is None)}/>')
             if show_numbers and allowed:
                 shade = "on-light" if light else "on-dark"  # a class: CSS text fill beats attributes
                 out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" '
@@ -222,16 +222,22 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     return "".join(out)
 
 
+def matrix_label(head_name: str) -> str:
+    return f"Attention weights of the {head_name} head: rows are queries, columns are keys"
+
+
+def table_caption(head_name: str) -> str:
+    return f"Attention weights of the {head_name} head. Rows are queries, columns are keys; each row sums to 100 %."
+
+
 def cell_rect(x: int, y: int, cell: int, fill: str, light: bool, i: int, j: int, w: float, allowed: bool,
-              interactive: bool, tab_stop: bool, pick: bool) -> str:
+              interactive: bool, tab_stop: bool) -> str:
     """One cell whose tooltip the worker gives on demand, exactly as attr() would write it (every value
-    is a number or a colour, nothing to escape): a 33 x 33 matrix is redrawn 3x faster this way.
-    pick: the cell is in the query's row (hover chooses its key)."""
+    is a number or a colour, nothing to escape): a 33 x 33 matrix is redrawn 3x faster this way."""
     return (f'<rect class="{"cell is-light" if light else "cell"}" x="{x}" y="{y}" width="{cell}" height="{cell}" '
             f'fill="{fill}" data-i="{i}" data-j="{j}" data-weight="{data_num(w)}"'
             + ("" if allowed else ' data-masked="true"') + (" data-grid-cell" if interactive else "")
-            + (' tabindex="0"' if tab_stop else "") + " data-tip-src"
-            + (f' data-hover-event="set_key" data-hover-value="{j}"' if pick else "") + "/>")
+            + (' tabindex="0"' if tab_stop else "") + " data-tip-src/>")
 
 
 def cell_paint(w: float, allowed: bool, masked_id: str) -> tuple[str, bool]:
@@ -268,8 +274,7 @@ def weights_table(tokens, weights, mask, query: int, head_name: str) -> str:
         mark = " (selected query)" if i == query else ""
         rows.append(f'<tr><th scope="row">{esc(tok)}{mark}</th>{cells}</tr>')
     return (f'<details class="weights-table" data-keep="weights-table"><summary>All weights as a table</summary>'
-            f'<div class="table-scroll"><table><caption>Attention weights of the {esc(head_name)} head. Rows are '
-            f'queries, columns are keys; each row sums to 100 %.</caption>'
+            f'<div class="table-scroll"><table><caption>{esc(table_caption(head_name))}</caption>'
             f'<thead><tr><th scope="col">query \\ key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
             '</div></details>')
 
@@ -284,13 +289,14 @@ def _matrix_meta(state, computed) -> dict:
             "data_special": json.dumps(list(computed.run.special))}
 
 
-# What a slider (T, √d_k; the activation, for layers after the first) changes in the live heatmap: the
-# numbers only. page.py sends these instead of new markup when nothing else changed.
-NUMBERS_ONLY = frozenset({"temperature", "dk_scale", "activation"})
+# What a slider (T, √d_k; the activation, for layers after the first), another head, layer or query
+# change in the live heatmap: its numbers, its name and which row is the query, not its cells or labels. page.py sends a patch
+# (render_patch) instead of new markup when nothing else changed.
+NUMBERS_ONLY = frozenset({"temperature", "dk_scale", "activation", "head", "layer", "query"})
 
 
 def render_patch(state, computed, heads) -> list[dict]:
-    """The live heatmap's new numbers as patch operations for the bridge (no markup).
+    """The live heatmap's new numbers (and head name) as patch operations for the bridge (no markup).
 
     Valid only over markup that render() drew live for a state differing in NUMBERS_ONLY fields:
     the same cells, labels and table, in the same document order. Each operation names elements
@@ -302,6 +308,7 @@ def render_patch(state, computed, heads) -> list[dict]:
     """
     trace, h, n = computed.trace, state.head, len(computed.tokens)
     weights, mask = trace.weights[h], trace.mask  # [n, n], [n, n] bool
+    focus = (state.query, strongest_key(weights[state.query], mask[state.query]))  # the grid's tab stop
     masked_id = "attention-matrix-masked"
     show_numbers = cell_size(n) >= 30 and n <= 14  # as attention_matrix_svg decides
     flat_w, flat_mask = weights.ravel().tolist(), mask.ravel().tolist()  # [n*n] in document order
@@ -317,9 +324,26 @@ def render_patch(state, computed, heads) -> list[dict]:
                     values.append(str(percents[j]))
                     shades.append(lights[i * n + j])
     cells = 'svg[data-view="attention-matrix"] rect[data-i]'
-    ops = [{"sel": 'svg[data-view="attention-matrix"]', "attr": "data-temperature",
-            "values": f"{trace.temperature:g}"},
-           {"sel": 'svg[data-view="attention-matrix"]', "attr": "data-dk-scale", "values": f"{trace.scale:g}"},
+    svg = 'svg[data-view="attention-matrix"]'
+    meta = _matrix_meta(state, computed)
+    q, cell = state.query, cell_size(n)
+    ops = [{"sel": svg, "attr": name.replace("_", "-"), "values": str(meta[name])}
+           for name in ("data_head", "data_layer", "data_temperature", "data_dk_scale")]
+    # the query: its labels, its outline, the row whose cells pick a key, its mark in the table
+    flags = "".join("1" if k == q else "0" for k in range(n))
+    ops += [{"sel": svg, "attr": "data-query", "values": str(q)},
+            {"sel": f"{svg} text.col-label", "toggle": "is-query", "values": flags},
+            {"sel": f"{svg} text.row-label", "toggle": "is-query", "values": flags},
+            {"sel": f"{svg} g.cells", "attr": "data-hover-row", "values": str(q)},
+            {"sel": f"{svg} rect.query-outline", "attr": "data-query-row", "values": str(q)},
+            {"sel": f"{svg} rect.query-outline", "attr": "y", "values": str(LABEL + q * cell - 1)},
+            {"sel": "details.weights-table tbody th", "text": True,
+             "values": "\n".join(t + (" (selected query)" if k == q else "") for k, t in enumerate(computed.tokens))}]
+    ops += [{"sel": svg, "attr": "aria-label", "values": matrix_label(heads[h].name)},
+            {"sel": "details.weights-table caption", "text": True, "values": table_caption(heads[h].name)},
+            # one tab stop: the query's strongest key under the new weights (the rest stay reachable by arrows)
+            {"sel": cells, "attr": "tabindex",
+             "values": "\n".join("0" if (i, j) == focus else "-1" for i in range(n) for j in range(n))},
            {"sel": cells, "attr": "fill", "values": "\n".join(fills)},
            {"sel": cells, "attr": "data-weight", "values": "\n".join(map(data_num, flat_w))},
            {"sel": cells, "toggle": "is-light", "values": "".join(lights)},
