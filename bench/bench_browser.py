@@ -395,12 +395,13 @@ SENTENCE_TOKENS_JS = """(() => { const s = document.querySelector('svg[data-view
     return s ? JSON.parse(s.dataset.tokens || '[]').length - JSON.parse(s.dataset.special || '[]').length : -1; })()"""
 
 
-def set_sentence(page, n):
-    """Type the n-token sentence into #tokens and wait until the heatmap has n tokens (untimed)."""
+def set_sentence(page, n, text=None):
+    """Type the n-token sentence (SENTENCES[n], or text) into #tokens and wait until the heatmap has n
+    tokens besides the special ones (untimed)."""
     evaluate(page, """(text) => { const el = document.querySelector('#tokens');
         if (!el) throw new Error('no #tokens input on the page');
         el.value = text; el.dispatchEvent(new Event('input', {bubbles: true}));
-        el.dispatchEvent(new Event('change', {bubbles: true})); }""", SENTENCES[n], "typing into #tokens")
+        el.dispatchEvent(new Event('change', {bubbles: true})); }""", text or SENTENCES[n], "typing into #tokens")
     try:
         page.wait_for_function(f"({SENTENCE_TOKENS_JS}) === {n}", timeout=STEP_TIMEOUT_MS)
     except Exception:
@@ -540,8 +541,7 @@ def bench_trained(browser, url, moves):
                          f"of choosing it in #model{': ' + msg if msg else ''}")
     print(f"  choose the model -> its heatmap (download 24 MB from 127.0.0.1, unpack, first pass): "
           f"{time.perf_counter() - t0:.1f} s")
-    SENTENCES[TRAINED_PIECES - 2] = TRAINED_SENTENCE  # set_sentence counts the non-special tokens
-    set_sentence(page, TRAINED_PIECES - 2)
+    set_sentence(page, TRAINED_PIECES - 2, TRAINED_SENTENCE)  # [CLS] and [SEP] are not counted
     page.locator('svg[data-view="attention-matrix"]').scroll_into_view_if_needed()
     settle(page, "the viewport report and its redraws to settle (trained model)")
     parts, last = slider_series(page, TRAINED_PIECES, moves)
