@@ -113,7 +113,7 @@ def _compare_panel(state: st.State) -> str:
     picker = compare.head_picker(names, cmp.head)
     if cmp.trained is None:
         d = st.description(cmp.trained_id)
-        return picker + compare.not_loaded(d.name, d.id, "about 24 MB")
+        return picker + compare.not_loaded(d.name.removeprefix("Trained: "), d.id, "about 24 MB")
     found = head_patterns.compare(
         cmp.designed.tokens, cmp.designed.run.special, cmp.designed.trace.weights[cmp.head],
         cmp.trained.tokens, cmp.trained.run.special, [t.weights for t in cmp.trained.run.layers],

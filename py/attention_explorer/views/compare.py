@@ -218,8 +218,8 @@ def not_loaded(trained_name: str, trained_id: str, megabytes: str) -> str:
     """Before the trained model is downloaded: what the comparison would show, and a button to get it."""
     return (f'<div{attr(data_view="compare", class_="compare", data_verdict="not-loaded")}>'
             f'<p class="compare-verdict">To find the trained head that does this designed head\'s job, the page '
-            f'needs the trained model ({esc(trained_name)}, {esc(megabytes)} downloaded once). It is computed here, '
-            f'in your browser, like everything else.</p>'
+            f'needs the trained model, {esc(trained_name)}: {esc(megabytes)}, downloaded once. It is computed '
+            f'here, in your browser, like everything else.</p>'
             f'<p><button type="button"{attr(data_action="load-model", data_target=trained_id)}>'
             f'Download the trained model and compare</button></p></div>')
 
