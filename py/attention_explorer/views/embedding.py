@@ -166,17 +166,19 @@ def _formulas() -> str:
     return f'<div class="emb-formulas">{x_i}{pe_sin}{pe_cos}</div>'
 
 
-def _zero_runs(e, pe, x, start: int, stop: int):
-    """Cell spans over dims start..stop−1: each non-zero dim alone, each run of all-zero dims as one."""
+def zero_runs(is_zero) -> list[tuple[int, int]]:
+    """Cell spans over a row of columns: each column that is not zero alone, each run of zero columns
+    as one span (a strip of 384 mostly-empty dims then costs a handful of elements).
+    is_zero: one bool per column."""
     spans, run = [], None
-    for d in range(start, stop):
-        if e[d] == 0 and pe[d] == 0 and x[d] == 0:
-            run = (run[0], d + 1) if run else (d, d + 1)
+    for c, zero in enumerate(is_zero):
+        if zero:
+            run = (run[0], c + 1) if run else (c, c + 1)
             continue
         if run:
             spans.append(run)
             run = None
-        spans.append((d, d + 1))
+        spans.append((c, c + 1))
     if run:
         spans.append(run)
     return spans
@@ -221,7 +223,7 @@ def _positional_heatmap(state, computed, vmax: float, start: int | None = None, 
 
 def _x_strip(model, e_i, pe_i, x_i, tok: str, q: int, vmax: float) -> str:
     d_model = len(x_i)
-    spans = _zero_runs(e_i, pe_i, x_i, 0, d_model)
+    spans = zero_runs(e_i[d] == 0 and pe_i[d] == 0 and x_i[d] == 0 for d in range(d_model))
     names = model.dim_names
     start = model.region("position").start
     width = d_model - start

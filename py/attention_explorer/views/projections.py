@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import core
 from .colors import signed_strength
-from .embedding import legend_html, signed_heatmap_layers
+from .embedding import legend_html, signed_heatmap_layers, zero_runs
 from .explain import head_ref
 from .markup import attr, data_num, esc, num
 
@@ -267,22 +267,6 @@ def _vectors(state, computed, letter: str, values, vmax: float, tips: bool = Tru
             f"{buttons}</div>{svg}")
 
 
-def _zero_runs(values) -> list[tuple[int, int]]:
-    """Cell spans over a vector: each non-zero column alone, each run of exact zeros as one span."""
-    spans, run = [], None
-    for c, value in enumerate(values):
-        if value == 0:
-            run = (run[0], c + 1) if run else (c, c + 1)
-            continue
-        if run:
-            spans.append(run)
-            run = None
-        spans.append((c, c + 1))
-    if run:
-        spans.append(run)
-    return spans
-
-
 def _derivation(model, letter: str, W: str, B: str, i: int, tok: str, head: str, c: int, value: float,
                 x_i, w, terms, bias: float, short: bool = False) -> str:
     """The tooltip of {letter}_i[c]: the trace's value, then its largest terms x_i[d]·W[d, c] and the bias.
@@ -319,7 +303,7 @@ def _strip(model, letter: str, W: str, B: str, w, b, x_i, values_i, i: int, tok:
     (short: in a few words, for a wide matrix)."""
     d_k = len(values_i)
     terms = [core.projection_terms(x_i, w, c) for c in range(d_k)]  # each [d_model]: x_i[d]·W[d, c]
-    spans = _zero_runs(values_i)
+    spans = zero_runs(v == 0 for v in values_i)
     vals, tips = [], []
     for a, z in spans:
         if z - a == 1:
@@ -351,7 +335,7 @@ def _sr_table(i: int, tok: str, head: str, vectors: dict) -> str:
     for letter, role in (("q", "query"), ("k", "key"), ("v", "value")):
         vec = vectors[letter]
         parts = [f"columns {a}–{z - 1}: 0" if z - a > 1 else f"column {a}: {num(vec[a], 3)}"
-                 for a, z in _zero_runs(vec)]
+                 for a, z in zero_runs(v == 0 for v in vec)]
         rows.append(f'<tr><th scope="row">{letter}, the {role}</th><td>{"; ".join(parts)}</td></tr>')
     return (f'<div class="sr-only"><table><caption>The query “{esc(tok)}” (token {i}), {esc(head)}: its query, '
             f"key and value vectors, {len(vectors['q'])} numbers each</caption>"
