@@ -53,7 +53,7 @@ function markScrollable() {
 new ResizeObserver(markScrollable).observe(document.documentElement);
 
 // The data-* attributes that name a control across redraws (a chip, a cell, a step, a bar).
-const IDENTITY = ["event", "tokenIndex", "value", "i", "j", "measure", "dim", "unit"];
+const IDENTITY = ["event", "toggle", "tokenIndex", "value", "i", "j", "measure", "dim", "unit"];
 
 // Where the keyboard focus is, as a selector that finds the same control in redrawn markup.
 function focusedControl() {
@@ -83,7 +83,11 @@ function restoreFocus(was) {
   target.focus({ preventScroll: true });
 }
 
-function applyResponse(res) {
+// Replies to the page's own bookkeeping (what is on screen, a patch that did not fit): they leave the
+// reader's input messages alone (a message about a bad sentence must not vanish when a panel scrolls in).
+const BOOKKEEPING = new Set(["viewport", "redraw"]);
+
+function applyResponse(res, event = null) {
   const was = focusedControl();
   for (const [id, markup] of Object.entries(res.panels || {})) {
     const el = document.querySelector(`[data-panel="${id}"]`);
@@ -124,11 +128,18 @@ function applyResponse(res) {
   }
   if (res.focus) bringIntoView(res.focus);
   if (res.notice) notify(res.notice);
-  const msg = $("input-message");
+  if (!event || !BOOKKEEPING.has(event.type)) showMessage(res);
+  if (res.load_model) chooseModel(res.load_model, location.hash); // a link to a model still to download
+}
+
+// An input error next to its control (#<field>-message when the control has its own line, else the
+// sentence's), or no message: every reply to a reader's event clears the last one.
+function showMessage(res) {
+  for (const el of document.querySelectorAll(".input-message")) el.textContent = "";
+  const msg = (res.field && $(`${res.field}-message`)) || $("input-message");
   msg.textContent = res.message || "";
   for (const el of document.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
   if (res.message && res.field && $(res.field)) $(res.field).setAttribute("aria-invalid", "true");
-  if (res.load_model) chooseModel(res.load_model, location.hash); // a link to a model still to download
 }
 
 // The form is never redrawn (caret, focus); what depends on the model comes as data: the options of
@@ -285,7 +296,7 @@ async function pump() {
   busy = true;
   const { event, done } = queue.shift();
   try {
-    applyResponse(await worker.sync.dispatch(event));
+    applyResponse(await worker.sync.dispatch(event), event);
   } catch (err) {
     console.warn("dispatch failed", err);
     $("input-message").textContent = "Something went wrong computing that view; the last good picture stays. ("
@@ -299,6 +310,7 @@ async function pump() {
 
 function eventFrom(el) {
   const event = { type: el.dataset.event };
+  if (el.dataset.toggle !== undefined) event.toggle = el.dataset.toggle; // flips one member of a set
   if (el.dataset.tokenIndex !== undefined) event.index = el.dataset.tokenIndex;
   if (el.dataset.value !== undefined) event.value = el.dataset.value;
   else if (el.type === "checkbox") event.value = el.checked;
@@ -322,8 +334,16 @@ document.addEventListener("click", (e) => {
   if (picked) { send(picked); return; }
   const el = e.target.closest("[data-event]");
   if (!el || el.matches("input, select")) return;
+  if (pinning(e, el)) return;
   send(eventFrom(el));
 });
+// Shift/Ctrl/Cmd-click (or Shift+Enter) on a token pins it as one more query instead of choosing it
+function pinning(e, el) {
+  if (!(e.shiftKey || e.ctrlKey || e.metaKey) || !el.dataset.pinEvent) return false;
+  e.preventDefault();
+  send({ type: el.dataset.pinEvent, toggle: el.dataset.tokenIndex });
+  return true;
+}
 document.addEventListener("input", (e) => {
   const el = e.target.closest("[data-event]");
   if (!el || el.type === "checkbox" || el.tagName === "SELECT") return;
@@ -551,6 +571,10 @@ document.addEventListener("keydown", (e) => {
   if (!e.target.closest) return;
   // Enter or Space on a focusable picture element with an event (a heatmap cell, a bar) acts as a click;
   // buttons, links and form controls do that by themselves.
+  if (e.key === "Enter" && e.shiftKey) {
+    const el = e.target.closest("[data-pin-event]");
+    if (el && pinning(e, el)) return;
+  }
   if (e.key === "Enter" || e.key === " ") {
     const picked = cellEvent(e.target)
       || (e.target.matches("[data-event]:not(button, a, input, select, textarea)") && eventFrom(e.target));

@@ -187,6 +187,16 @@ def live(explorer):
     problems.assert_none()
 
 
+def scroll_to(page, element_id: str):
+    """Scroll an element into view as a reader scrolling down would find it: the pre-rendered panels
+    above it shown first (build.py ships them as inert templates that the page shows as they come near),
+    so they do not grow and push it off screen after the jump."""
+    page.evaluate("""id => { const el = document.getElementById(id);
+        for (const t of document.querySelectorAll('[data-panel] > template[data-prerendered]'))
+            if (t.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) t.replaceWith(t.content);
+        el.scrollIntoView(); }""", element_id)
+
+
 @functools.lru_cache(maxsize=1)
 def _axe_source() -> str:
     """axe-core, pinned and verified by build.py like the runtime (cache only, never shipped in dist/)."""

@@ -2,30 +2,44 @@
 
 At 360 and 1280 px wide, light and dark: when Python is ready, after each kind of
 interaction that redraws the page (a new sentence, another head, another stage), and with
-the trained model chosen.
+the trained model chosen; the research views with pinned queries, a head switched off and a
+sentence pair, for both models.
 """
 from __future__ import annotations
 
 import pytest
 
-from conftest import axe_violations, open_page, wait_ready
+from conftest import axe_violations, open_page, scroll_to, wait_ready
 
 pytestmark = pytest.mark.browser
 MATRIX = 'svg[data-view="attention-matrix"]'
 
 
-def _check(page, when: str):
-    found = axe_violations(page)
-    assert not found, f"axe-core found violations {when}:\n" + "\n".join(found)
-
-
-def _looks(page, when: str, combos):
+def _looks(page, when: str, combos, context: str = "document"):
     """Check the page as it is now at each (width, colour scheme): layout and colours change, the
     markup does not (the same DOM, restyled), so one page load serves every combination."""
     for width, scheme in combos:
         page.set_viewport_size({"width": width, "height": 9000})
         page.emulate_media(color_scheme=scheme)
-        _check(page, f"{when} at {width} px, {scheme}")
+        found = axe_violations(page, context)
+        assert not found, f"axe-core found violations {when} at {width} px, {scheme}:\n" + "\n".join(found)
+
+
+RESEARCH = ("head-grid", "aggregates", "ablation", "pair")
+
+
+def _research(page, fragment: str, model: str, when: str):
+    """Pinned queries, a head switched off and a sentence pair, from a link; the research section's
+    panels drawn live (they are drawn when they near the screen) and checked."""
+    page.evaluate("h => { location.hash = h; }", fragment)
+    page.wait_for_function("!!document.querySelector('[data-panel=\"token-chips\"] .is-pinned')")
+    scroll_to(page, "research")
+    page.wait_for_selector('[data-view="pair"][data-state="shown"]')
+    for pid in RESEARCH:  # live markup for this model (not the pre-rendered designed one)
+        page.wait_for_selector(f'[data-panel="{pid}"] > :not(template)')
+    page.wait_for_selector(f'[data-view="head-grid"][data-layers="{6 if model == "minilm" else 1}"]')
+    page.wait_for_selector('[data-view="ablation"] button[aria-pressed="true"]')
+    _looks(page, when, [(1280, "light"), (360, "dark")], "document.getElementById('research')")
 
 
 ALL = [(1280, "light"), (1280, "dark"), (360, "light"), (360, "dark")]
@@ -45,14 +59,19 @@ def test_no_axe_violations_at_ready_and_after_interactions(browser, base_url):
         _looks(page, "after choosing another head", [(360, "light")])
         page.click('.step[data-value="3"]')
         page.wait_for_selector('[data-stage-detail="3"]')
-        _looks(page, "after choosing another stage", ALL)
+        _looks(page, "after choosing another stage", [(1280, "dark"), (360, "light")])
+        _research(page, "p=1_3&ab=0&s2=The+dog+chased+the+cat+because+it+was+small", "designed",
+                  "in the research views (pinned queries, a head off, a sentence pair)")
         # the trained model: its download, then every panel drawn for it (word pieces, 12 heads, ...)
+        page.evaluate("window.scrollTo(0, 0)")  # the heatmap on screen again, so that it is redrawn
         page.select_option("#model", "minilm")
         page.wait_for_selector(f'{MATRIX}[data-model="minilm"]', timeout=120_000)
-        _looks(page, "with the trained model", ALL)
+        _looks(page, "with the trained model", [(1280, "light"), (360, "dark")])
         page.hover(f'{MATRIX} rect[data-i="1"][data-j="2"]')  # a cell's derivation, fetched from Python
         page.wait_for_selector("#tooltip:not([hidden])")
         _looks(page, "with a tooltip shown", [(1280, "light")])
+        _research(page, "m=minilm&l=3&p=2&ab=5_40&s2=The+cat+sat+on+the+mat.", "minilm",
+                  "in the research views of the trained model")
         problems.assert_none()
     finally:
         context.close()

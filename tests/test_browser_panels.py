@@ -31,6 +31,12 @@ def independent_scores(text: str, head: int) -> np.ndarray:
 @pytest.fixture
 def fresh(live):
     """The shared page, reset to the default state first."""
+    return reset_page(live)
+
+
+def reset_page(live):
+    """Reset the shared page to the default state and wait until its heatmap shows it (the heatmap must
+    be on screen: panels far off screen are redrawn only when they come back)."""
     live.click("#reset")
     live.wait_for_function(f"""(() => {{ const s = document.querySelector('{MATRIX}');
         return s.dataset.head === '0' && s.dataset.temperature === '1' && s.dataset.query === '{model.DEFAULT_QUERY}'

@@ -205,10 +205,21 @@ def _png_size(png: bytes):
     return struct.unpack(">II", png[16:24])  # IHDR: width, height
 
 
+# Panels whose pictures need a setting first: a head switched off, a second sentence.
+NEEDS = {"ablation": ('[data-view="ablation"] button[data-toggle="0"]', 'svg[data-view="ablation-change"]'),
+         "pair": ('[data-view="pair"] button[data-event="pair_preset"]', 'svg[data-view="pair-diff"]')}
+
+
 @pytest.mark.parametrize("target", list(page_module.EMBEDDABLE))
 def test_every_panel_exports_as_a_figure_with_its_title_and_caption(live, target):
     """Each figure's SVG and PNG buttons save a file that stands alone: its title and the caption the
     worker writes (sentence, model, head, settings) are SVG text in it, above the panel's pictures."""
+    if target in NEEDS:
+        live.click("#reset")
+        button, drawn = NEEDS[target]
+        live.locator(f'[data-panel="{target}"]').scroll_into_view_if_needed()
+        live.locator(button).first.click()
+        live.wait_for_selector(drawn)
     name, data = _download(live, "svg", target)
     assert name.endswith(".svg")
     root, texts, lines = _svg_text(data)

@@ -13,7 +13,7 @@ import pytest
 
 import build
 from attention_explorer.models import minilm
-from conftest import PageProblems, open_page, wait_ready
+from conftest import PageProblems, open_page, scroll_to, wait_ready
 from test_browser_skeleton import heatmap_weights, wait_matrix
 
 pytestmark = pytest.mark.browser
@@ -143,12 +143,82 @@ def test_a_link_to_the_trained_model_later_opens_it_from_storage_even_offline(tr
     again_problems = PageProblems(again, problems.allowed)
     fetched = []
     again.route(MODEL_FILE, lambda route: (fetched.append(route.request.url), route.abort("internetdisconnected")))
-    again.goto(page.url.split("#", 1)[0] + "#m=minilm&l=2&h=7")
+    # the link also pins a query, switches two heads off and opens a sentence pair: all restored
+    again.goto(page.url.split("#", 1)[0] + "#m=minilm&l=2&h=7&p=1&ab=0_13&s2=The+cat+sat.")
     wait_ready(again)
     again.wait_for_selector('svg[data-view="attention-matrix"][data-model="minilm"][data-layer="2"][data-head="7"]',
                             timeout=DOWNLOAD_TIMEOUT_MS)
     assert again.input_value("#model") == "minilm" and again.input_value("#layer") == "2"
     assert not fetched, "the stored bundle is used: no request for the model file"
+    assert again.input_value("#pair-text") == "The cat sat."
+    again.wait_for_selector('[data-panel="token-chips"] button.is-pinned[data-token-index="1"]')
+    scroll_to(again, "ablation-card")
+    for flat in ("0", "13"):
+        again.wait_for_selector(f'[data-view="ablation"] button[data-toggle="{flat}"][aria-pressed="true"]')
+    scroll_to(again, "pair-card")
+    again.wait_for_selector('[data-view="pair"][data-state="shown"] svg[data-view="pair-b"]')
     again.close()
     again_problems.assert_none()
+    problems.assert_none()
+
+
+def _rollout(layers, upto):
+    """Abnar & Zuidema's rollout written out: per layer ½·(mean over heads) + ½·I, rows renormalised,
+    multiplied from layer 0 up to `upto` (later layers on the left)."""
+    n = len(layers[0][0])
+    roll = [[1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]
+    for w in layers[:upto + 1]:
+        heads = len(w)
+        a = [[0.5 * sum(float(w[h][i][j]) for h in range(heads)) / heads + (0.5 if i == j else 0.0)
+              for j in range(n)] for i in range(n)]
+        a = [[v / sum(row) for v in row] for row in a]
+        roll = [[sum(a[i][k] * roll[k][j] for k in range(n)) for j in range(n)] for i in range(n)]
+    return roll
+
+
+def test_every_head_rollout_and_ablation_on_the_trained_model(trained):
+    """A head of layer 1 switched off, layer 3 shown: the grid has all 72 heads, the rollout runs over
+    layers 1-3 of the ablated run, and the ablation panel shows how layer 3's attention changed."""
+    from urllib.parse import quote_plus
+
+    page, problems, *_ = trained
+    text = "The cat sat on the mat because it was tired."
+    page.evaluate("h => { location.hash = h; }", f"m=minilm&l=2&h=1&ab=0&s={quote_plus(text)}")
+    toks = minilm.MODEL.tokenize(text)
+    page.wait_for_function("t => { const s = document.querySelector('svg[data-view=\"attention-matrix\"]');"
+                           " return s && s.dataset.layer === '2' && s.dataset.tokens === t; }",
+                           arg=json.dumps(list(toks), ensure_ascii=False))
+    scale = float(page.get_attribute('svg[data-view="attention-matrix"]', "data-dk-scale"))
+    off = minilm.MODEL.forward(toks, temperature=1.0, dk_scale=scale, causal=False, activation="gelu",
+                               ablated=((0, 0),))
+    on = minilm.MODEL.forward(toks, temperature=1.0, dk_scale=scale, causal=False, activation="gelu")
+
+    scroll_to(page, "head-grid-card")
+    page.wait_for_selector('[data-view="head-grid"][data-layers="6"][data-heads="12"]')
+    assert page.locator('[data-view="head-grid"] button[data-event="pick_head"]').count() == 72
+    assert page.locator('[data-view="head-grid"] button.is-off').count() == 1
+    assert page.get_attribute('[data-view="head-grid"] button[data-value="0,0"]', "class").count("is-off") == 1
+    page.click('[data-view="head-grid"] button[data-value="2,4"]')  # the heatmap is off screen: it follows later
+    page.wait_for_selector('[data-view="head-grid"] button[data-value="2,4"][aria-pressed="true"]')
+    assert page.input_value("#layer") == "2" and page.input_value("#head") == "4"
+
+    scroll_to(page, "aggregates-card")
+    page.wait_for_selector('svg[data-view="attention-rollout"][data-layer="2"]')
+    want = _rollout([t.weights for t in off.layers], 2)
+    got = page.eval_on_selector_all('svg[data-view="attention-rollout"] rect[data-i][data-j]',
+                                    "els => els.map((e) => [+e.dataset.i, +e.dataset.j, +e.dataset.weight])")
+    assert len(got) == len(toks) ** 2
+    for i, j, v in got:
+        assert v == pytest.approx(want[i][j], abs=2e-5)
+
+    scroll_to(page, "ablation-card")
+    page.wait_for_selector('svg[data-view="ablation-diff"][data-layer="2"][data-head="4"]')
+    delta = off.layers[2].weights[4].astype(np.float64) - on.layers[2].weights[4].astype(np.float64)
+    got = page.eval_on_selector_all('svg[data-view="ablation-diff"] rect[data-i][data-j]',
+                                    "els => els.map((e) => [+e.dataset.i, +e.dataset.j, +e.dataset.delta])")
+    assert got and any(abs(d) > 1e-4 for *_, d in got), "a head of layer 1 switched off changes layer 3's attention"
+    for i, j, d in got:
+        assert d == pytest.approx(delta[i, j], abs=2e-5)
+    page.evaluate("h => { location.hash = h; }", f"m=minilm&s={quote_plus(text)}")  # every head back on
+    page.wait_for_function("!location.hash.includes('ab=')")
     problems.assert_none()

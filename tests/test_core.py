@@ -461,7 +461,7 @@ def test_float32_block_matches_loop_reference_and_stays_float32(activation):
     t = core.transformer_block(x, p, 4, temperature=0.8, mask=mask, activation=activation)
     for name, a in vars(t).items():
         if isinstance(a, np.ndarray):
-            assert a.dtype == (np.bool_ if name == "mask" else np.float32), name
+            assert a.dtype == (np.bool_ if name in ("mask", "head_on") else np.float32), name
     close(t.out, ref_block(x.tolist(), p, 4, 0.8, None, mask.tolist(), activation), 2e-5)
     exact = core.transformer_block(x.astype(np.float64), p64, 4, temperature=0.8, mask=mask, activation=activation)
     assert exact.out.dtype == np.float64  # float64 x promotes, whatever the weights
@@ -593,12 +593,12 @@ def test_transformer_block_trace_is_read_only_and_owns_its_arrays():
     for act in ["gelu", "swiglu"]:
         t = core.transformer_block(x, p, 2, mask=mask, activation=act)
         arrays = {k: v for k, v in vars(t).items() if isinstance(v, np.ndarray)}
-        assert len(arrays) == 23 - (act != "swiglu")
+        assert len(arrays) == 24 - (act != "swiglu")
         for name, a in arrays.items():
             assert not a.flags.writeable, name
             with pytest.raises(ValueError):
                 a[...] = 0
-            assert a.dtype == (np.bool_ if name == "mask" else np.float64), name
+            assert a.dtype == (np.bool_ if name in ("mask", "head_on") else np.float64), name
         with pytest.raises(AttributeError):  # frozen dataclass
             t.out = None
     assert x.flags.writeable and mask.flags.writeable  # the caller's arrays are untouched

@@ -113,6 +113,11 @@ FIELD_VALUES = [
     ("demo_dk", st.DEMO_DK_RANGE[0]),
     ("demo_dk", st.DEMO_DK_RANGE[1]),
     ("demo_dk", 100),
+    ("pinned", (1, 3)),
+    ("pinned", (0,)),
+    ("ablated", (0, N_HEADS - 1)),
+    ("pair_text", "The cat sat on the mat because it was tired"),
+    ("pair_text", '<img src=x onerror="alert(1)"> & it'),
     *[("panel", pid) for pid in page.PANELS],
 ]
 
@@ -129,7 +134,8 @@ def test_each_field_round_trips_through_the_link_on_its_own(field, value):
 def test_all_fields_together_round_trip():
     s = st.State(text="Je pense, donc je suis — 100% sûr & <certain>!", query=3, head=N_HEADS - 1,
                  temperature=0.123456789, dk_scale=31.5, causal=True, activation="swiglu",
-                 stage=len(st.STAGES) - 1, routing_all_heads=True, demo_dk=512, panel="routing")
+                 stage=len(st.STAGES) - 1, routing_all_heads=True, demo_dk=512, panel="routing",
+                 pinned=(1, 5), ablated=(2,), pair_text="Je pense & <donc>")
     assert_valid(s)
     assert permalink.decode(permalink.encode(s)) == (s, [])
 
@@ -159,7 +165,7 @@ def random_reachable_state(rng: random.Random) -> st.State:
     for _ in range(rng.randint(1, 12)):
         kind = rng.choice(["set_text", "set_query", "set_head", "set_temperature", "set_dk_scale",
                            "set_causal", "set_activation", "set_stage", "set_routing_all", "set_demo_dk",
-                           "set_panel", "preset"])
+                           "set_panel", "preset", "set_pinned", "set_ablated", "set_pair_text", "pick_head"])
         value = {
             "set_text": lambda: " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 20))),
             "set_query": lambda: rng.randrange(len(s.tokens)),
@@ -173,6 +179,10 @@ def random_reachable_state(rng: random.Random) -> st.State:
             "set_demo_dk": lambda: rng.uniform(0, 600),
             "set_panel": lambda: rng.choice(["", *page.PANELS]),
             "preset": lambda: rng.choice(model.PRESETS).id,
+            "set_pinned": lambda: "_".join(str(rng.randrange(len(s.tokens))) for _ in range(rng.randint(0, 3))),
+            "set_ablated": lambda: "_".join(str(rng.randrange(N_HEADS)) for _ in range(rng.randint(0, 3))),
+            "set_pair_text": lambda: " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))),
+            "pick_head": lambda: f"0,{rng.randrange(N_HEADS)}",
         }[kind]()
         try:
             s = st.apply_event(s, {"type": kind, "value": value})

@@ -16,7 +16,7 @@ import contextlib
 import numpy as np
 
 from attention_explorer import core, models, tokens
-from attention_explorer.models.base import (DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun,
+from attention_explorer.models.base import (head_mask_for, DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun,
                                             Preset)
 
 D_MODEL, N_HEADS, D_K, D_FF, N_LAYERS = 24, 3, 8, 40, 2
@@ -74,7 +74,7 @@ class ToyModel:
         seed = sum(token.encode("utf-8")) + 31 * len(token)
         return np.random.default_rng(seed).normal(0.0, 1.0, 12)
 
-    def forward(self, toks, *, temperature, dk_scale, causal, activation) -> ModelRun:
+    def forward(self, toks, *, temperature, dk_scale, causal, activation, ablated=()) -> ModelRun:
         n = len(toks)
         token = np.zeros((n, D_MODEL))
         token[:, :12] = [self._token_vector(t) for t in toks]
@@ -83,9 +83,9 @@ class ToyModel:
         emb = EmbeddingTrace(token=token, position=position, x=token + position)
         mask = core.causal_mask(n) if causal else None
         x, traces = emb.x, []
-        for p in self._params:
+        for layer, p in enumerate(self._params):
             trace = core.transformer_block(x, p, N_HEADS, temperature=temperature, scale=dk_scale, mask=mask,
-                                           activation=activation)
+                                           activation=activation, head_mask=head_mask_for(ablated, layer, N_HEADS))
             traces.append(trace)
             x = trace.out
         tags = tuple(("special",) if t == SPECIAL else ("word",) for t in toks)

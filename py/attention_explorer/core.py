@@ -27,6 +27,10 @@ Contract
 * Invalid arguments raise ``ValueError`` whose message names the argument.
 * ``transformer_block`` is the original post-LN block and returns a
   read-only ``BlockTrace`` of every intermediate, for the views to draw.
+  ``head_mask`` switches heads off (ablation): an off head's output z is set
+  to 0 before W_O; its attention weights are still computed and traced.
+* Aggregates over heads and layers (``head_mean``, ``attention_rollout``) read
+  the traced weights; rollout follows Abnar & Zuidema (2020).
 """
 
 import math
@@ -201,8 +205,9 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, 
     return t["attn_out"], t["weights"]
 
 
-def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask, qkv=None):
-    # -> dict of every intermediate of multi_head_attention; qkv: (q, k, v) already projected from this x
+def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask, qkv=None, head_mask=None):
+    # -> dict of every intermediate of multi_head_attention; qkv: (q, k, v) already projected from this x;
+    # head_mask: bool [n_heads] (None = all on), an off head's output z is 0 before W_O
     x = _float("x", x, ndim=2)
     n, d_model = x.shape
     n_heads = _positive_int("n_heads", n_heads)
@@ -221,10 +226,62 @@ def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale,
         for name, a in zip("qkv", (q, k, v)):
             _check_shape(name, a, (n_heads, n, d_model // n_heads))
     scores, scaled, weights, heads, scale = _attention(q, k, v, temperature, scale, mask)
+    if head_mask is not None:
+        on = _head_mask(head_mask, n_heads)
+        if not on.all():
+            heads = heads * on[:, None, None].astype(heads.dtype)  # [n_heads, n, d_head], off heads all 0
     concat = merge_heads(heads)  # [n, d_model]
     attn_out = _matmul(concat, ws["w_o"]) + bs["b_o"]
     return dict(q=q, k=k, v=v, scores=scores, scaled_scores=scaled, weights=weights, head_outputs=heads,
                 concat=concat, attn_out=attn_out, scale=scale, d_head=d_model // n_heads)
+
+
+def _head_mask(head_mask, n_heads):  # -> bool [n_heads], True = the head is on
+    m = np.asarray(head_mask)
+    if m.dtype != np.bool_:
+        raise ValueError(f"head_mask must be boolean (True = head on), got dtype {m.dtype}")
+    _check_shape("head_mask", m, (n_heads,))
+    return m
+
+
+def head_mean(weights):  # [n_heads, n_q, n_k] -> [n_q, n_k]: the mean attention over a layer's heads
+    w = _float("weights", weights, ndim=3)
+    if w.shape[0] == 0:
+        raise ValueError("weights must hold at least one head, got shape " + str(w.shape))
+    return w.mean(axis=0)
+
+
+def attention_rollout(layer_weights, upto=None):  # [[n_heads, n, n] per layer], int -> [n, n]
+    # Abnar & Zuidema (2020): per layer Ã_l = ½·mean_h A_l + ½·I (the residual connection as an even
+    # share of "attention to itself"), rows renormalised; rollout = Ã_upto ⋯ Ã_1 Ã_0 (0-based layers,
+    # upto included; None = the last). Row i: how much of token i's output traces back to each input
+    # token, if attention were the only mixing and the residual carried exactly half.
+    if layer_weights is None or isinstance(layer_weights, (str, bytes)):
+        raise ValueError(f"layer_weights must be a sequence of [n_heads, n, n] arrays, got {layer_weights!r:.40}")
+    mats = [_float(f"layer_weights[{l}]", w, ndim=3) for l, w in enumerate(layer_weights)]
+    if not mats:
+        raise ValueError("layer_weights must hold at least one layer")
+    n = mats[0].shape[-1]
+    for l, w in enumerate(mats):
+        _check_shape(f"layer_weights[{l}]", w, (w.shape[0], n, n))
+        if w.shape[0] == 0:
+            raise ValueError(f"layer_weights[{l}] must hold at least one head")
+    if upto is None:
+        last = len(mats) - 1
+    elif isinstance(upto, (bool, np.bool_)) or not isinstance(upto, (int, np.integer)):
+        raise ValueError(f"upto must be a whole number (a 0-based layer) or None, got {upto!r}")
+    else:
+        last = int(upto)
+    if not 0 <= last < len(mats):
+        raise ValueError(f"upto must be in 0..{len(mats) - 1}, got {upto}")
+    dtype = np.result_type(*mats)  # float32 stays float32 (the module's contract)
+    eye = np.eye(n, dtype=dtype)
+    rollout = eye
+    for w in mats[:last + 1]:
+        a = 0.5 * w.mean(axis=0) + 0.5 * eye  # [n, n]
+        a = a / a.sum(axis=-1, keepdims=True)  # a fully masked row still has its ½ on the diagonal
+        rollout = a @ rollout  # later layers on the left: Ã_l ⋯ Ã_0
+    return rollout
 
 
 def layer_norm(x, gamma, beta, eps=1e-5):  # x [..., d], gamma [d], beta [d] -> [..., d]
@@ -406,6 +463,7 @@ class BlockTrace:
     ln2_std: np.ndarray  # [n]
     out: np.ndarray  # [n, d_model] block output
     eps: float = 1e-5  # the ε both LayerNorms add to the variance
+    head_on: Optional[np.ndarray] = None  # [n_heads] bool: False = switched off (its z is 0 before W_O)
 
     def __post_init__(self):
         freeze_arrays(self)
@@ -475,9 +533,11 @@ def project_qkv(x, params, n_heads):  # [n, d_model], BlockParams, int -> ([n_he
                  for c, w, b in (("q", p.w_q, p.b_q), ("k", p.w_k, p.b_k), ("v", p.w_v, p.b_v)))
 
 
-def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=None, activation="gelu", eps=1e-5, qkv=None):  # [n, d_model] -> BlockTrace
+def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=None, activation="gelu", eps=1e-5, qkv=None,
+                      head_mask=None):  # [n, d_model] -> BlockTrace
     # params: BlockParams; mask: bool broadcastable to [n, n], shared by all heads;
-    # qkv: project_qkv(x, params, n_heads) when the caller has it already (it must be of this x)
+    # qkv: project_qkv(x, params, n_heads) when the caller has it already (it must be of this x);
+    # head_mask: bool [n_heads], False switches a head off (its z is 0 before W_O; None = all on)
     _check_activation(activation, ACTIVATIONS)
     x = _float("x", x, ndim=2)
     n, d_model = x.shape
@@ -487,7 +547,8 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
     mask = _bool_mask(mask, (n, n))  # one mask shared by all heads, stored in the trace
 
     # attention sublayer, post-LN (Vaswani et al. 2017): h = LayerNorm(x + MHA(x))
-    a = _mha(x, p.w_q, p.w_k, p.w_v, p.w_o, n_heads, p.b_q, p.b_k, p.b_v, p.b_o, temperature, scale, mask, qkv)
+    a = _mha(x, p.w_q, p.w_k, p.w_v, p.w_o, n_heads, p.b_q, p.b_k, p.b_v, p.b_o, temperature, scale, mask, qkv,
+             head_mask)
     resid1 = x + a["attn_out"]
     h, ln1_mean, ln1_std = _layer_norm(resid1, p.ln1_gamma, p.ln1_beta, eps, ("ln1_gamma", "ln1_beta"))
 
@@ -511,4 +572,5 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
         resid1=resid1, ln1_mean=ln1_mean, ln1_std=ln1_std, ln1=h,
         ffn_pre=ffn_pre, ffn_gate=ffn_gate, ffn_act=ffn_act, ffn_out=ffn_out,
         resid2=resid2, ln2_mean=ln2_mean, ln2_std=ln2_std, out=out, eps=float(eps),
+        head_on=np.ones(int(n_heads), bool) if head_mask is None else _head_mask(head_mask, int(n_heads)),
     )

@@ -16,6 +16,8 @@ Kinds, and how a value of each is read from an event or a link:
     number  a float clamped to `limits` (lo, hi); a link must give it exactly
     count   an int clamped to `limits` (lo, hi)
     flag    a checkbox: true/false, "1"/"0", "on"
+    indices a set of whole numbers 0 <= i < count (`of` as for index), kept sorted; an event gives
+            the whole set ("1_5", "1,5" or a list; "" = none) or, with "toggle": i, flips one
 
 Imports nothing from the package: everything else imports this.
 """
@@ -30,7 +32,7 @@ STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output",
 # The page's panels (page.PANELS says which view draws each); a link's "panel" must name one.
 PANEL_IDS = ("token-chips", "query-why", "preset-info", "stepper", "stage-detail", "embedding", "projections", "why-qkv",
              "head-info", "attention-matrix", "qk-dot", "affinity", "routing", "head-multiples", "why-scale",
-             "compare", "multihead", "layernorm", "ffn")
+             "compare", "multihead", "layernorm", "ffn", "head-grid", "aggregates", "ablation", "pair")
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")  # the FFN nonlinearities core.transformer_block knows
 
@@ -53,9 +55,10 @@ class Field:
     model_input: bool = False  # the model's forward pass reads it: changing it changes the trace
 
     def __post_init__(self):
-        assert self.kind in ("text", "index", "choice", "number", "count", "flag"), \
+        assert self.kind in ("text", "index", "choice", "number", "count", "flag", "indices"), \
             f"{self.name}: unknown kind {self.kind!r}"
-        assert (self.kind in ("index", "choice")) == bool(self.of), f"{self.name}: 'of' is for index/choice"
+        assert (self.kind in ("index", "choice", "indices")) == bool(self.of), \
+            f"{self.name}: 'of' is for index/choice/indices"
         assert (self.kind in ("number", "count")) == (len(self.limits) == 2), \
             f"{self.name}: number/count fields need (lo, hi) limits"
 
@@ -67,6 +70,10 @@ FIELDS: tuple[Field, ...] = (
           model_input=True),
     Field("text", "text", FROM_MODEL, "s", "sentence", "set_text", control="tokens", model_input=True),
     Field("query", "index", FROM_MODEL, "q", "query token", "set_query", of="tokens"),
+    # more query tokens selected with the query (Shift/Ctrl-click): views show the rows' mean
+    Field("pinned", "indices", (), "p", "pinned queries", "set_pinned", of="tokens"),
+    # a second sentence, shown beside the first with the same head ("" = none)
+    Field("pair_text", "text", "", "s2", "second sentence", "set_pair_text", control="pair-text"),
     # the key whose score the Q·K breakdown takes apart; -1: the query's strongest key
     Field("key", "index", -1, "k", "key token", "set_key", of="tokens", auto=True),
     Field("layer", "index", 0, "l", "layer", "set_layer", of="layers", control="layer"),
@@ -78,6 +85,9 @@ FIELDS: tuple[Field, ...] = (
     Field("dk_scale", "number", FROM_MODEL, "dk", "√d_k scale", "set_dk_scale", limits=(0.5, 32.0),
           step=0.5, control="dk-scale", model_input=True),
     Field("causal", "flag", False, "mask", "causal mask", "set_causal", control="causal", model_input=True),
+    # heads switched off (ablation), as flat indices layer * heads_per_layer + head
+    Field("ablated", "indices", (), "ab", "switched-off heads", "set_ablated", of="all_heads",
+          model_input=True),
     Field("activation", "choice", "gelu", "act", "activation", "set_activation", of="activations",
           control="activation", model_input=True),
     Field("stage", "index", 0, "stage", "stage", "set_stage", of="stages"),

@@ -44,9 +44,11 @@ def _on_first_use(name: str):
 
 
 LATER = ("views.affinity", "views.compare", "views.embedding", "views.explain", "views.ffn", "views.layernorm",
-         "views.multihead", "views.projections", "views.qk_dot", "views.routing", "views.why", "head_patterns")
+         "views.multihead", "views.projections", "views.qk_dot", "views.routing", "views.why", "head_patterns",
+         "views.head_grid", "views.aggregates", "views.ablation", "views.pairs", "pairs")
 (affinity, compare, embedding, explain, ffn, layernorm, multihead, projections, qk_dot, routing, why,
- head_patterns) = (_on_first_use(f"{__package__}.{m}") for m in LATER)
+ head_patterns, head_grid, aggregates, ablation, pairs_view, pairs) = (_on_first_use(f"{__package__}.{m}")
+                                                                       for m in LATER)
 
 
 def warm_up() -> None:
@@ -64,6 +66,7 @@ class Panel:
     # live markup drawn for a state that differs only in `patch_fields`
     render_patch: Optional[Callable] = None
     patch_fields: frozenset = frozenset()
+    can_patch: Callable = lambda state: True  # (new state) -> whether a patch can bring the markup there
 
 
 def _fields(*names: str) -> frozenset:
@@ -75,7 +78,7 @@ def _fields(*names: str) -> frozenset:
 LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 
 PANELS: dict[str, Panel] = {
-    "token-chips": Panel(lambda s, c: controls.render_token_chips(s, c), _fields("model", "text", "query")),
+    "token-chips": Panel(lambda s, c: controls.render_token_chips(s, c), _fields("model", "text", "query", "pinned")),
     "query-why": Panel(lambda s, c: qk_dot.why_line(s, c), _fields(*LAYER, "query", "head")),
     "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads), _fields("model", "text")),
     "stepper": Panel(lambda s, c: stepper.render(s, c), _fields("stage")),
@@ -84,10 +87,11 @@ PANELS: dict[str, Panel] = {
     "projections": Panel(lambda s, c: projections.render(s, c), _fields(*LAYER, "query", "head")),
     "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head")),
     "head-info": Panel(lambda s, c: explain.head_info(s, c.heads), _fields("model", "layer", "head")),
-    "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads), _fields(*LAYER, "query", "head"),
+    "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads),
+                              _fields(*LAYER, "query", "head", "pinned"),
                               lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True),
                               lambda s, c: attention_matrix.render_patch(s, c, c.heads),
-                              attention_matrix.NUMBERS_ONLY),
+                              attention_matrix.NUMBERS_ONLY, attention_matrix.can_patch),
     "qk-dot": Panel(lambda s, c: qk_dot.render(s, c), _fields(*LAYER, "query", "head", "key")),
     "affinity": Panel(lambda s, c: affinity.render(s, c, c.heads), _fields(*LAYER, "query", "head")),
     "routing": Panel(lambda s, c: routing.render(s, c, c.heads),
@@ -99,6 +103,11 @@ PANELS: dict[str, Panel] = {
     "multihead": Panel(lambda s, c: multihead.render(s, c, c.heads), _fields(*LAYER, "query")),
     "layernorm": Panel(lambda s, c: layernorm.render(s, c), _fields(*LAYER, "query")),
     "ffn": Panel(lambda s, c: ffn.render(s, c), _fields(*LAYER, "query")),
+    # explore like a researcher: every layer at once, heads switched off, a second sentence
+    "head-grid": Panel(lambda s, c: head_grid.render(s, c), _fields(*LAYER, "head", "query", "pinned")),
+    "aggregates": Panel(lambda s, c: aggregates.render(s, c), _fields(*LAYER, "query", "pinned")),
+    "ablation": Panel(lambda s, c: ablation.render(s, c, st.compute_intact(s)), _fields(*LAYER, "head", "query")),
+    "pair": Panel(lambda s, c: _pair_panel(s, c), _fields(*LAYER, "head", "query", "pair_text")),
 }
 assert tuple(PANELS) == PANEL_IDS, "fields.PANEL_IDS must list page.PANELS, in order"
 
@@ -123,6 +132,15 @@ def _compare_panel(state: st.State) -> str:
                                    start_token=cmp.designed.tokens[cmp.designed.run.special[0]])
 
 
+def _pair_panel(state: st.State, computed) -> str:
+    """The sentence and its second sentence side by side with the same head (views.pairs)."""
+    try:
+        other = st.compute_pair(state)
+    except tokens.TokenError as exc:  # the second sentence no longer fits this model (a link from elsewhere)
+        return pairs_view.unavailable(f"The second sentence cannot be read: {exc}")
+    return pairs_view.render(state, computed, other, pairs.presets(state.model))
+
+
 # Panels a reader can link to, embed and export, with their titles.
 EMBEDDABLE: dict[str, str] = {
     "embedding": "Token and positional embedding",
@@ -137,6 +155,10 @@ EMBEDDABLE: dict[str, str] = {
     "multihead": "Multi-head output",
     "layernorm": "Residual and LayerNorm",
     "ffn": "Feed-forward network",
+    "head-grid": "Every head of every layer",
+    "aggregates": "Attention across heads and layers: mean and rollout",
+    "ablation": "Switching heads off (ablation)",
+    "pair": "Two sentences, one head",
 }
 DEFAULT_EMBED_PANEL = "attention-matrix"
 assert set(EMBEDDABLE) <= set(PANELS), "every embeddable panel must be a panel"
@@ -179,8 +201,14 @@ def figure_facts(state: st.State, panel_id: str, computed=None) -> dict:
              "demo": ""}
     if "text" in depends:
         facts["sentence"] = state.text
+    if "text" in depends and "pair_text" in depends and state.pair_text:
+        facts["sentence"] = f"{state.text}” beside “{state.pair_text}"  # the caption quotes it: “A” beside “B”
     if "query" in depends and 0 <= state.query < len(toks):
         facts["query"] = f"query “{toks[state.query]}” (token {state.query})"
+        extra = [i for i in state.pinned if i != state.query and i < len(toks)] if "pinned" in depends else []
+        if extra:
+            names = ", ".join(f"“{toks[i]}” ({i})" for i in extra)
+            facts["query"] += f" and pinned {names}: their mean is shown too"
     if "layer" in depends and model.n_layers > 1:
         facts["layer"] = f"Layer {state.layer + 1} of {model.n_layers}"
     if "head" in depends:
@@ -203,6 +231,9 @@ def figure_facts(state: st.State, panel_id: str, computed=None) -> dict:
         settings.append(f"scores divided by √d_k·T = {_short(scale * temp)}")
         if state.causal:
             setting("causal mask on", True)
+    if "ablated" in depends and state.ablated:
+        off = ", ".join(f"L{l + 1} H{h + 1} ({model.heads[l][h].name})" for l, h in st.head_pairs(state.model, state.ablated))
+        setting(f"heads switched off: {off}", True)
     if panel_id in ("ffn", "layernorm") and "activation" in depends:
         setting(f"activation {ACTIVATION_LABELS.get(state.activation, state.activation)}",
                 state.activation != default.activation)
@@ -301,7 +332,8 @@ def render_panels(state: st.State, only: set[str] | None = None, *, live: bool =
 def patchable(pid: str, old: st.State, new: st.State) -> bool:
     """Whether panel pid's live markup for old can be brought to new by a patch (numbers only)."""
     panel = PANELS[pid]
-    return panel.render_patch is not None and changed_fields(old, new) <= panel.patch_fields
+    return (panel.render_patch is not None and changed_fields(old, new) <= panel.patch_fields
+            and panel.can_patch(old) and panel.can_patch(new))
 
 
 def render_patches(state: st.State, only: set[str]) -> dict[str, list]:
@@ -358,6 +390,7 @@ def fill_template(template: str, *, worker_config: dict, model_files: dict | Non
     out = out.replace("<!--sentence-->", controls.render_sentence(state, model))
     out = out.replace("<!--controls-->", controls.render_controls(state, model, st.all_descriptions()))
     out = out.replace("<!--scale-demo-controls-->", why.render_scale_demo_controls(state, model.d_k))
+    out = out.replace("<!--pair-controls-->", controls.render_pair_input(state))
     for pid, title in EMBEDDABLE.items():
         out = out.replace(f"<!--share:{pid}-->", share.toolbar(pid, title, data=pid == "attention-matrix"))
     out = out.replace("<!--designed-not-trained-->", esc(model.about))

@@ -52,6 +52,8 @@ _FLOATS = {f.name: f.limits for f in FIELDS if f.kind == "number"}
 _COUNTS = {f.name: f.limits for f in FIELDS if f.kind == "count"}
 _INTS = tuple(f.name for f in FIELDS if f.kind in ("index", "count"))
 _BOOLS = tuple(f.name for f in FIELDS if f.kind == "flag")
+_SETS = tuple(f.name for f in FIELDS if f.kind == "indices")
+_TEXTS = tuple(f.name for f in FIELDS if f.kind == "text")
 
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _DIGITS = re.compile(r"[+-]?[0-9]+\Z")  # ASCII digits only (int() would also take "٣", " 3", "1_0")
@@ -82,7 +84,9 @@ def _field_text(name: str, value) -> str:
         return _number_text(float(value))
     if name in _INTS:
         return str(int(value))
-    if name == "text":
+    if name in _SETS:
+        return "_".join(str(int(i)) for i in value)
+    if name in _TEXTS:
         # lone surrogates cannot be UTF-8 encoded: write U+FFFD (the only lossy case; see module doc)
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return str(value)
@@ -157,9 +161,11 @@ def _apply(state: st.State, name: str, raw: str) -> st.State:
     try:
         new = st.apply_event(state, event)
     except st.InputError as exc:
-        if name == "text":
+        if name in _TEXTS:
             raise _SentenceRejected(exc.message) from None  # the tokenizer's reason: it quotes no text
         field = BY_NAME[name]
+        if field.kind == "indices":
+            raise ValueError(f"not a list of numbers from 0 to {st.extent(field.of, state) - 1}") from None
         if field.kind == "index":
             raise ValueError(f"{value} is out of range (0 to {st.extent(field.of, state) - 1})") from None
         if field.of == "panels":
@@ -227,7 +233,7 @@ def decode(fragment: str | None) -> tuple[st.State, list[str]]:
     for name in KEYS:  # fixed order: text before query
         if name not in raw:
             continue
-        if name == "query" and "text" in rejected:
+        if name in ("query", "pinned") and "text" in rejected:
             notices.append(f"Ignored the link's {LABELS[name]}: it points into the sentence that was ignored.")
             continue
         try:

@@ -54,7 +54,8 @@ def _model_defaults(model_id: str) -> dict:
     return {"text": d.default_text, "query": d.default_query, "dk_scale": d.true_dk_scale}
 
 
-_PY_TYPES = {"text": str, "index": int, "choice": str, "number": float, "count": int, "flag": bool}
+_PY_TYPES = {"text": str, "index": int, "choice": str, "number": float, "count": int, "flag": bool,
+             "indices": tuple}
 _DEFAULTS = {f.name: f.default for f in FIELDS} | _model_defaults(BY_NAME["model"].default)
 assert FROM_MODEL not in _DEFAULTS.values(), "every model-dependent default must be filled in"
 
@@ -64,9 +65,14 @@ def _tokens(self) -> tuple[str, ...]:
     return _tokenize(self.model, self.text)
 
 
+def _queries(self) -> tuple[int, ...]:
+    """The query and the pinned tokens, sorted: the rows whose mean attention the views show."""
+    return tuple(sorted({self.query, *self.pinned}))
+
+
 State = dataclasses.make_dataclass(
     "State", [(f.name, _PY_TYPES[f.kind], dataclasses.field(default=_DEFAULTS[f.name])) for f in FIELDS],
-    frozen=True, namespace={"tokens": property(_tokens), "__module__": __name__,
+    frozen=True, namespace={"tokens": property(_tokens), "queries": property(_queries), "__module__": __name__,
                             "__doc__": "The whole UI state; one field per fields.FIELDS entry."})
 
 
@@ -105,19 +111,60 @@ class Computed:
 
 @lru_cache(maxsize=64)
 def _run(model_id: str, toks: tuple[str, ...], temperature: float, dk_scale: float, causal: bool,
-         activation: str) -> ModelRun:
+         activation: str, ablated: tuple = ()) -> ModelRun:
     return models.get(model_id).forward(toks, temperature=temperature, dk_scale=dk_scale, causal=causal,
-                                        activation=activation)
+                                        activation=activation, ablated=ablated)
 
 
-assert set(MODEL_INPUTS) == {"model", "text", "temperature", "dk_scale", "causal", "activation"}, \
+assert set(MODEL_INPUTS) == {"model", "text", "temperature", "dk_scale", "causal", "activation", "ablated"}, \
     "a new model input must be passed to the model's forward pass in compute()"
+
+
+def head_pairs(model_id: str, flat: tuple) -> tuple:
+    """Flat head indices (fields: layer * heads_per_layer + head) -> ((layer, head), ...), in order."""
+    sizes = [len(layer) for layer in description(model_id).heads]
+    out = []
+    for i in flat:
+        layer = 0
+        while i >= sizes[layer]:
+            i -= sizes[layer]
+            layer += 1
+        out.append((layer, i))
+    return tuple(out)
+
+
+def flat_head(model_id: str, layer: int, head: int) -> int:
+    """(layer, head) -> the flat index the "ablated" field holds."""
+    return sum(len(h) for h in description(model_id).heads[:layer]) + head
 
 
 def compute(state) -> Computed:
     """The model run for a state (memoised on the model inputs; choosing a layer recomputes nothing)."""
-    run = _run(state.model, state.tokens, state.temperature, state.dk_scale, state.causal, state.activation)
+    run = _run(state.model, state.tokens, state.temperature, state.dk_scale, state.causal, state.activation,
+               head_pairs(state.model, state.ablated))
     return Computed(description(state.model), run, state.layer)
+
+
+def compute_intact(state) -> Computed:
+    """compute(state) with every head on: what an ablation is measured against (state's own run when
+    nothing is switched off)."""
+    return compute(dataclasses.replace(state, ablated=())) if state.ablated else compute(state)
+
+
+def compute_pair(state) -> Optional[Computed]:
+    """The state's model on its second sentence (pair_text), with the same knobs and switched-off heads;
+    None when there is no second sentence."""
+    if not state.pair_text:
+        return None
+    toks = _tokenize(state.model, state.pair_text)
+    run = _run(state.model, toks, state.temperature, state.dk_scale, state.causal, state.activation,
+               head_pairs(state.model, state.ablated))
+    return Computed(description(state.model), run, state.layer)
+
+
+def selected_queries(state) -> tuple[int, ...]:
+    """state.queries: the query and the pinned tokens, sorted."""
+    return state.queries
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,18 +198,12 @@ def comparison(state) -> Comparison:
     return Comparison(designed, trained, head, query, trained_id)
 
 
-def _same_word(tokens, index, other) -> int:
-    """The index in `other` of the word token `index` of `tokens` belongs to (-1 if none): word
+def _same_word(toks, index, other) -> int:
+    """The index in `other` of the word token `index` of `toks` belongs to (-1 if none): word
     pieces ("##") joined, compared lowercased."""
-    word = tokens[index]
-    start = index
-    while start > 0 and tokens[start].startswith("##"):
-        start -= 1
-    stop = index + 1
-    while stop < len(tokens) and tokens[stop].startswith("##"):
-        stop += 1
-    word = tokens[start] + "".join(t[2:] for t in tokens[start + 1:stop])
-    before = sum(1 for k in range(start) if tokens[k].lower() == word.lower())  # which occurrence
+    start, _ = tokens.word_span(toks, index)
+    word = tokens.word_at(toks, index)
+    before = sum(1 for k in range(start) if toks[k].lower() == word.lower())  # which occurrence
     hits = [k for k, t in enumerate(other) if t.lower() == word.lower()]
     return hits[before] if before < len(hits) else (hits[0] if hits else -1)
 
@@ -178,6 +219,24 @@ def _number(value, name: str, lo: float, hi: float) -> float:
     if not math.isfinite(x):
         raise InputError(f"{name} must be a finite number between {lo:g} and {hi:g}.", field=name)
     return min(hi, max(lo, x))
+
+
+def _indices(value, field, n: int) -> tuple[int, ...]:
+    """A set of indices from an event or a link: a list, or text "1_5" / "1,5" ("" = none)."""
+    if isinstance(value, (list, tuple)):
+        parts = [str(v) for v in value]
+    else:
+        text = str(value if value is not None else "")
+        if len(text) > 4000:
+            raise InputError(f"{field.label} must be a short list of numbers.", field=field.name)
+        parts = [p for p in text.replace(",", "_").split("_") if p.strip()]
+    if len(parts) > n:
+        raise InputError(f"{field.label}: {len(parts)} numbers, but there are only {n} to choose from.",
+                         field=field.name)
+    try:
+        return tuple(sorted({_index(p, field.label, n) for p in parts}))
+    except InputError as exc:
+        raise InputError(exc.message[:1].upper() + exc.message[1:], field=field.name) from None
 
 
 def _flag(value) -> bool:
@@ -201,6 +260,7 @@ def extent(of: str, state) -> int:
     """How many choices an index field has in this state (tokens, heads, layers, stages)."""
     d = description(state.model)
     counts = {"tokens": lambda: len(state.tokens), "heads": lambda: len(d.heads[state.layer]),
+              "all_heads": lambda: sum(len(h) for h in d.heads),
               "layers": lambda: d.n_layers, "stages": lambda: len(STAGES),
               "designed_heads": lambda: len(description(models.DEFAULT).heads[0])}
     return counts[of]()
@@ -225,6 +285,8 @@ def _value(field, value, state):
         return int(round(_number(value, field.name, *field.limits)))
     if field.kind == "index":
         return _index(value, field.name, extent(field.of, state), field.auto)
+    if field.kind == "indices":
+        return _indices(value, field, extent(field.of, state))
     allowed = choices(field.of, state)
     if value not in allowed:
         shown = ", ".join(a for a in allowed if a) if len(allowed) <= 8 else f"{len(allowed)} names"
@@ -258,7 +320,19 @@ def _with_text(state, text: str, old_tokens: tuple[str, ...] | None = None):
     old = state.tokens if old_tokens is None else old_tokens
     # the key goes back to "the query's strongest key": its index may not exist in the new sentence
     return dataclasses.replace(state, text=text, query=_follow_query(old, state.query, toks, state.model),
-                               key=-1)
+                               key=-1, pinned=_follow_pinned(old, state.pinned, toks))
+
+
+def _follow_pinned(old_tokens, pinned, new_tokens) -> tuple[int, ...]:
+    """The pinned tokens whose words survive an edit, at their new places (the others are unpinned)."""
+    if not pinned:
+        return ()
+    matcher = difflib.SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
+    moved = set()
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag == "equal":
+            moved |= {j1 + (p - i1) for p in pinned if i1 <= p < i2}
+    return tuple(sorted(moved))
 
 
 def _with_model(state, model_id: str):
@@ -271,7 +345,12 @@ def _with_model(state, model_id: str):
                               layer=min(state.layer, d.n_layers - 1))
     new = dataclasses.replace(new, head=min(state.head, len(d.heads[new.layer]) - 1),
                               activation=state.activation if state.activation in d.activations
-                              else d.activations[0])
+                              else d.activations[0], ablated=())  # another model's heads
+    if new.pair_text:
+        try:
+            _tokenize(model_id, new.pair_text)
+        except tokens.TokenError:
+            new = dataclasses.replace(new, pair_text="")  # this model cannot read it: the pair is closed
     return _with_text(new, state.text, old_tokens=state.tokens)
 
 
@@ -285,9 +364,26 @@ def apply_event(state, event: dict):
             raise InputError(f"Unknown preset {str(value)[:40]!r}.", field="preset")
         # the head and the query the preset's note talks about
         return dataclasses.replace(state, text=preset.text, query=preset.query, key=-1, layer=preset.layer,
-                                   head=preset.head)
+                                   head=preset.head, pinned=())
     if kind == "reset":
         return State()
+    if kind == "pair_preset":  # a ready-made sentence pair (pairs.py): both sentences, its query and head
+        from . import pairs
+
+        found = pairs.preset(state.model, str(value))
+        if found is None:
+            raise InputError(f"Unknown sentence pair {str(value)[:40]!r}.", field="pair-text")
+        new = _with_text(state, found.first)
+        toks = new.tokens
+        query = toks.index(found.query_word) if found.query_word in toks else new.query
+        layer = min(found.layer, description(state.model).n_layers - 1)
+        return dataclasses.replace(new, pair_text=found.second, query=query, pinned=(), layer=layer,
+                                   head=min(found.head, len(description(state.model).heads[layer]) - 1))
+    if kind == "pick_head":  # a thumbnail of the all-heads grid "l,h": that layer and head
+        l, _, h = str(value).partition(",")
+        layer = _index(l, "layer", extent("layers", state))
+        heads = len(description(state.model).heads[layer])
+        return dataclasses.replace(state, layer=layer, head=_index(h, "head", heads))
     if kind == "pick_cell":  # a heatmap cell "i,j": query i, and key j for the Q·K breakdown
         i, _, j = str(value).partition(",")
         query = _index(i, "query", len(state.tokens))
@@ -297,7 +393,19 @@ def apply_event(state, event: dict):
         raise InputError(f"Unknown event type {str(kind)[:40]!r}.", field="event")
     if field.name == "query" and "index" in event:
         value = event["index"]
+    if field.kind == "indices" and event.get("toggle") is not None:  # flip one member
+        i = _index(event["toggle"], field.label, extent(field.of, state))
+        current = set(getattr(state, field.name))
+        value = tuple(sorted(current ^ {i}))
     value = _value(field, value, state)
+    if field.name == "pair_text":
+        value = value.strip()
+        if value:
+            try:
+                _tokenize(state.model, value)
+            except tokens.TokenError as exc:
+                raise InputError(f"Second sentence: {exc}", field="pair-text") from None
+        return dataclasses.replace(state, pair_text=value)
     if field.name == "text":
         return _with_text(state, value)
     if field.name == "model":

@@ -154,3 +154,21 @@ def tokenize(text: str) -> list[str]:
         raise TokenError(f"That sentence has {len(toks)} tokens; the limit is {MAX_TOKENS}. "
                          f"Shorten the sentence (every word, punctuation mark and symbol is one token).")
     return toks
+
+
+def word_span(tokens, j: int) -> tuple[int, int]:
+    """(start, stop) of the whole word token j belongs to: a WordPiece word's pieces ("suit",
+    "##case") together; any other token alone."""
+    start = j
+    while start > 0 and tokens[start].startswith("##"):
+        start -= 1
+    stop = j + 1
+    while stop < len(tokens) and tokens[stop].startswith("##"):
+        stop += 1
+    return start, stop
+
+
+def word_at(tokens, j: int) -> str:
+    """The whole word token j belongs to, its word pieces joined back ("suit" + "##case" = "suitcase")."""
+    start, stop = word_span(tokens, j)
+    return tokens[start] + "".join(t[2:] for t in tokens[start + 1:stop])

@@ -5,8 +5,9 @@ A model is an object with
     description: ModelDescription          what the views may know about it (names, sizes, layout)
     tokenize(text) -> tuple[str, ...]      the tokens as the model sees them (specials included);
                                            raises tokens.TokenError with a message for the reader
-    forward(tokens, *, temperature, dk_scale, causal, activation) -> ModelRun
-                                           every intermediate of every layer, read-only
+    forward(tokens, *, temperature, dk_scale, causal, activation, ablated=()) -> ModelRun
+                                           every intermediate of every layer, read-only; ablated:
+                                           (layer, head) pairs switched off (head_mask_for)
     default_query(tokens) -> int           the token most worth clicking in a sentence the reader
                                            typed (the query falls back to it when its word is gone)
     available: bool                        False while its weights are still to be downloaded
@@ -144,4 +145,15 @@ class Model(Protocol):
     def default_query(self, tokens: tuple[str, ...]) -> int: ...
 
     def forward(self, tokens: tuple[str, ...], *, temperature: float, dk_scale: float, causal: bool,
-                activation: str) -> ModelRun: ...
+                activation: str, ablated: tuple = ()) -> ModelRun: ...
+
+
+def head_mask_for(ablated, layer: int, n_heads: int):
+    """core.transformer_block's head_mask for one layer: bool [n_heads], False where (layer, h) is
+    in ablated; None when no head of this layer is off (the plain, unmasked path)."""
+    off = [h for (l, h) in ablated if l == layer]
+    if not off:
+        return None
+    on = np.ones(n_heads, dtype=bool)
+    on[off] = False
+    return on

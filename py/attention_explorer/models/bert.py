@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import core
+from .base import head_mask_for
 
 WORD = "embeddings.word_embeddings.weight"
 
@@ -230,14 +231,16 @@ def embed(weights, token_ids, token_type_ids=None):  # BertWeights, [n] int, [n]
                           token_type=token_type, summed=summed, ln_mean=mean, ln_std=std, out=out, eps=w.eps)
 
 
-def forward(weights, token_ids, *, token_type_ids=None, temperature=1.0, scale=None, mask=None):  # BertWeights, [n] int -> (EmbeddingTrace, tuple of n_layers BlockTrace)
+def forward(weights, token_ids, *, token_type_ids=None, temperature=1.0, scale=None, mask=None, ablated=()):  # BertWeights, [n] int -> (EmbeddingTrace, tuple of n_layers BlockTrace)
     # temperature, scale (None = sqrt(d_k)) and mask (bool broadcastable to [n, n], True = may attend)
-    # apply to the softmax of every layer: the explorer's knobs act on the whole model
+    # apply to the softmax of every layer: the explorer's knobs act on the whole model;
+    # ablated: (layer, head) pairs whose output z is set to 0 before W_O
     emb = embed(weights, token_ids, token_type_ids)
     x, traces = emb.out, []
-    for params in weights.layers:
+    for layer, params in enumerate(weights.layers):
         t = core.transformer_block(x, params, weights.n_heads, temperature=temperature, scale=scale,
-                                   mask=mask, activation=weights.activation, eps=weights.eps)
+                                   mask=mask, activation=weights.activation, eps=weights.eps,
+                                   head_mask=head_mask_for(ablated, layer, weights.n_heads))
         traces.append(t)
         x = t.out
     return emb, tuple(traces)

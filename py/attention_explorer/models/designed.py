@@ -71,7 +71,7 @@ import numpy as np
 
 from .. import core, tokens as tokens_mod
 from . import lexicon
-from .base import DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun, Preset
+from .base import DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun, Preset, head_mask_for
 
 START_TOKEN = "<s>"  # put before the words by tokenize(); special, never a word of the sentence
 
@@ -659,12 +659,13 @@ class DesignedModel:
         return default_query(tokens)
 
     def forward(self, tokens, *, temperature: float, dk_scale: float, causal: bool,
-                activation: str) -> ModelRun:
+                activation: str, ablated: tuple = ()) -> ModelRun:
         toks = list(tokens)
         emb, qkv, tags = _embed_and_project(tuple(toks))  # a slider does not change these: computed once
         mask = core.causal_mask(len(toks)) if causal else None
         trace = core.transformer_block(emb.x, block_params(), CONFIG.n_heads, temperature=temperature,
-                                       scale=dk_scale, mask=mask, activation=activation, qkv=qkv)
+                                       scale=dk_scale, mask=mask, activation=activation, qkv=qkv,
+                                       head_mask=head_mask_for(ablated, 0, CONFIG.n_heads))
         return ModelRun(tokens=tuple(toks), token_tags=tags, special=(0,), embedding=emb,
                         layers=(trace,), params=(block_params(),))
 

@@ -200,7 +200,8 @@ class MiniLMModel:
         words = [i for i, t in enumerate(toks) if t not in SPECIAL_TOKENS]
         return words[-1] if words else 0
 
-    def forward(self, toks, *, temperature: float, dk_scale: float, causal: bool, activation: str) -> ModelRun:
+    def forward(self, toks, *, temperature: float, dk_scale: float, causal: bool, activation: str,
+                ablated: tuple = ()) -> ModelRun:
         self._need()
         from . import bert
 
@@ -208,7 +209,8 @@ class MiniLMModel:
             raise ValueError(f"all-MiniLM-L6-v2 was trained with GELU; got activation {activation!r}")
         ids = np.array([self._tokenizer.vocab[t] for t in toks], dtype=np.int64)
         mask = core.causal_mask(len(toks)) if causal else None
-        emb, traces = bert.forward(self._weights, ids, temperature=temperature, scale=dk_scale, mask=mask)
+        emb, traces = bert.forward(self._weights, ids, temperature=temperature, scale=dk_scale, mask=mask,
+                                   ablated=ablated)
         w = self._weights
         embedding = EmbeddingTrace(token=emb.word, position=emb.position, x=emb.out, token_type=emb.token_type,
                                    summed=emb.summed, ln_mean=emb.ln_mean, ln_std=emb.ln_std,

@@ -145,10 +145,12 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
                          label: int = LABEL, legend: bool = True, view: str = "attention-matrix",
                          interactive: bool = True, meta: dict | None = None,
                          tips: list[list[str]] | None = None, id_prefix: str | None = None,
-                         special=()) -> str:
+                         special=(), pinned=()) -> str:
     """weights [n, n] (rows sum to 1 or 0 when fully masked); mask [n, n] bool, True = allowed.
 
     special: indices of special tokens ([CLS], <s>): their labels are marked as not words.
+    pinned: more selected query rows besides `query`: outlined (dashed), and their mean with the
+    query's row drawn as one more row under the grid, labelled "mean of N" (cells: data-mean-j).
 
     tips: optional [n][n] tooltip texts (see matrix_tips); without them a cell's tip
     is just its percentage; "on-demand": cells carry data-tip-src instead, and the bridge
@@ -162,7 +164,9 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     masked_id, scale_id = f"{ids}-masked", f"{ids}-weight-scale"
     size = n * cell
     any_masked = not bool(np.all(mask))
-    width, height = label + size + 8, label + size + (LEGEND_H if legend else 8)
+    rows = sorted({query, *pinned}) if pinned else []  # the selected queries, when more than one
+    mean_h = cell + 10 if len(rows) > 1 else 0  # the mean row under the grid
+    width, height = label + size + 8, label + size + mean_h + (LEGEND_H if legend else 8)
     show_numbers = cell >= 30 and n <= 14
     focus_j = strongest_key(weights[query], mask[query]) if n else 0
     out = [f'<svg{attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap", data_n=n, data_query=query, aria_label=matrix_label(head_name), style=size_style(width), **(meta or {}))}>']
@@ -214,11 +218,40 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
                 out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" '
                            f'text-anchor="middle" dominant-baseline="central">{percents[j]}</text>')
     out.append("</g>")
+    for i in rows:
+        if i != query:
+            out.append(f'<rect class="pinned-outline" data-pinned-row="{i}" x="{label - 2}" y="{label + i * cell - 1}" '
+                       f'width="{size + 4}" height="{cell + 2}" fill="none"/>')
     out.append(f'<rect class="query-outline" data-query-row="{query}" x="{label - 2}" y="{label + query * cell - 1}" '
                f'width="{size + 4}" height="{cell + 2}" fill="none"/>')
+    if mean_h:
+        out.append(_mean_row(tokens, weights, rows, label, label + size + 10, cell, show_numbers))
     if legend:
-        out.append(_legend(label, label + size + 14, size, scale_id, masked_id if any_masked else None))
+        out.append(weight_legend(label, label + size + mean_h + 14, size, scale_id, masked_id if any_masked else None))
     out.append("</svg>")
+    return "".join(out)
+
+
+def _mean_row(tokens, weights, rows, x0: float, y: float, cell: int, show_numbers: bool) -> str:
+    """The mean of the selected query rows (weights [n, n], rows: indices), one row of cells under the
+    grid: where the selected queries look on average. Its cells carry data-mean-j and data-weight."""
+    mean = np.asarray(weights, dtype=np.float64)[rows].mean(axis=0)  # [n], sums to 1 (or less if masked)
+    names = ", ".join(tokens[i] for i in rows)
+    label = f"mean of {len(rows)}"
+    out = [f'<g class="mean-row" data-rows="{"_".join(map(str, rows))}">',
+           f'<text class="row-label mean-label" x="{x0 - 8}" y="{y + cell / 2:.1f}" text-anchor="end" '
+           f'dominant-baseline="central"><title>mean attention of the selected queries: {esc(names)}</title>{label}</text>']
+    percents = row_percents(mean) if show_numbers else ()
+    for j, w in enumerate(mean.tolist()):
+        x = x0 + j * cell
+        light = text_on(w) != "#fff"
+        tip = f"mean of the selected queries ({names}) → key {_quoted(tokens[j])}: {pct(w)}"
+        out.append(f'<rect{attr(class_="mean-cell", x=x, y=y, width=cell, height=cell, fill=viridis(w), data_mean_j=j, data_weight=data_num(w), data_tip=tip)}/>')
+        if show_numbers:
+            shade = "on-light" if light else "on-dark"
+            out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" text-anchor="middle" '
+                       f'dominant-baseline="central">{percents[j]}</text>')
+    out.append("</g>")
     return "".join(out)
 
 
@@ -247,16 +280,19 @@ def cell_paint(w: float, allowed: bool, masked_id: str) -> tuple[str, bool]:
     return viridis(w), text_on(w) != "#fff"
 
 
-def _legend(x: float, y: float, width: float, scale_id: str, masked_id: str | None) -> str:
+def weight_legend(x: float, y: float, width: float, scale_id: str, masked_id: str | None, *,
+                  label: str = "weight A_ij", swatch: int = 56) -> str:
+    """The 0-100 % viridis scale under a heatmap (plus the hatched "masked" swatch when masked_id is
+    given); swatch: room for the "masked" label, wider for larger legend text."""
     stops = "".join(f'<stop offset="{k * 10}%" stop-color="{viridis(k / 10)}"/>' for k in range(11))
-    bar_w = width - 70 if masked_id else width  # room for the "masked" swatch
+    bar_w = width - swatch - 14 if masked_id else width  # room for the "masked" swatch
     parts = [f'<g class="legend" aria-hidden="true"><defs><linearGradient id="{scale_id}">{stops}</linearGradient></defs>',
              f'<rect x="{x}" y="{y}" width="{bar_w}" height="10" fill="url(#{scale_id})"/>',
              f'<text x="{x}" y="{y + 24}" class="legend-label">0 %</text>',
-             f'<text x="{x + bar_w / 2}" y="{y + 24}" text-anchor="middle" class="legend-label">weight A_ij</text>',
+             f'<text x="{x + bar_w / 2}" y="{y + 24}" text-anchor="middle" class="legend-label">{esc(label)}</text>',
              f'<text x="{x + bar_w}" y="{y + 24}" text-anchor="end" class="legend-label">100 %</text>']
     if masked_id:
-        sx = x + width - 56
+        sx = x + width - swatch
         parts.append(f'<rect x="{sx}" y="{y - 2}" width="14" height="14" fill="url(#{masked_id})"/>'
                      f'<text x="{sx + 18}" y="{y + 9}" class="legend-label">masked</text>')
     parts.append("</g>")
@@ -293,6 +329,12 @@ def _matrix_meta(state, computed) -> dict:
 # change in the live heatmap: its numbers, its name and which row is the query, not its cells or labels. page.py sends a patch
 # (render_patch) instead of new markup when nothing else changed.
 NUMBERS_ONLY = frozenset({"temperature", "dk_scale", "activation", "head", "layer", "query"})
+
+
+def can_patch(state) -> bool:
+    """A patch (render_patch) knows the query's one row: with pinned queries (a mean row that moves with
+    every number) the heatmap is drawn anew instead."""
+    return not state.pinned
 
 
 def render_patch(state, computed, heads) -> list[dict]:
@@ -368,7 +410,7 @@ def render(state, computed, heads, *, tips_on_demand: bool = False) -> str:
     tokens = computed.tokens
     svg = attention_matrix_svg(tokens, trace.weights[h], trace.mask, state.query, heads[h].name,
                                meta=_matrix_meta(state, computed), tips="on-demand" if tips_on_demand else matrix_tips(tokens, trace, h),
-                               special=computed.run.special)
+                               special=computed.run.special, pinned=state.pinned)
     return svg + weights_table(tokens, trace.weights[h], trace.mask, state.query, heads[h].name)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..head_patterns import AT_WORK, NO_MATCH_BELOW, Comparison
-from .attention_matrix import LABEL, _legend, size_style
+from .attention_matrix import LABEL, size_style, weight_legend
 from .colors import text_on, viridis
 from .markup import attr, clip_label, data_num, esc, num, pct
 
@@ -93,7 +93,7 @@ def _word_heatmap(words, matrix, query, view: str, aria: str, resting=None) -> s
     if query is not None:
         out.append(f'<rect class="query-outline" x="{LABEL - 2}" y="{LABEL + query * CELL - 1}" '
                    f'width="{size + 4}" height="{CELL + 2}" fill="none"/>')
-    out.append(_legend(LABEL, LABEL + size + 14, size, f"{view}-scale", None))
+    out.append(weight_legend(LABEL, LABEL + size + 14, size, f"{view}-scale", None))
     out.append("</svg>")
     return "".join(out)
 

@@ -161,13 +161,16 @@ def _special_role(i: int, n: int) -> str:
     return "start token" if i == 0 else "end token" if i == n - 1 else "special token"
 
 
-def _chip(i: int, token: str, n: int, query: int, special: bool) -> str:
-    classes = "chip" + (" is-query" if i == query else "") + (" is-special" if special else "")
+def _chip(i: int, token: str, n: int, query: int, special: bool, pinned: bool = False) -> str:
+    classes = ("chip" + (" is-query" if i == query else "") + (" is-pinned" if pinned and i != query else "")
+               + (" is-special" if special else ""))
     what = f"{_special_role(i, n)} (special, not a word of the sentence)" if special else ""
     # said in hidden text, not aria-label: the accessible name must contain the visible "0<s>" as well
     said = f'<span class="sr-only">{esc(what)}: </span>' if special else ""
-    return (f'<button type="button"{attr(class_=classes, data_event="set_query", data_token_index=i, aria_pressed="true" if i == query else "false", data_special=special or None, title=f"{token}: {what}" if special else None)}>'
-            f'<span class="chip-index">{i}</span>{said}{esc(token)}</button>')
+    pin = '<span class="sr-only"> (pinned)</span>' if pinned and i != query else ""
+    # Shift/Ctrl-click or Shift+Enter pins it as one more query (the bridge sends data-pin-event, toggling it)
+    return (f'<button type="button"{attr(class_=classes, data_event="set_query", data_token_index=i, data_pin_event="set_pinned", aria_pressed="true" if i == query or pinned else "false", data_special=special or None, title=f"{token}: {what}" if special else None)}>'
+            f'<span class="chip-index">{i}</span>{said}{esc(token)}{pin}</button>')
 
 
 def _token_count(toks, special) -> str:
@@ -183,8 +186,25 @@ def _token_count(toks, special) -> str:
 
 def render_token_chips(state, computed) -> str:
     """The tokens as clickable chips; the query chip is pressed; special tokens are marked and named."""
-    toks, special = computed.tokens, set(computed.run.special)
-    chips = "".join(_chip(i, t, len(toks), state.query, i in special) for i, t in enumerate(toks))
-    return (f'<div class="chips" role="group" aria-label="Tokens: choose the query">{chips}</div>'
+    toks, special, pinned = computed.tokens, set(computed.run.special), set(state.pinned)
+    chips = "".join(_chip(i, t, len(toks), state.query, i in special, i in pinned) for i, t in enumerate(toks))
+    extra = sorted(pinned - {state.query})
+    if extra:
+        names = ", ".join(f"{toks[i]} ({i})" for i in extra)
+        selection = (f' + pinned: {esc(names)}: the heatmap adds the mean of these {len(extra) + 1} rows '
+                     f'<button type="button" class="unpin" data-event="set_pinned" data-value="">Unpin all</button>')
+    else:
+        selection = ""
+    return (f'<div class="chips" role="group" aria-label="Tokens: choose the query (Shift-click or Shift+Enter '
+            f'pins more)">{chips}</div>'
             f'<p class="token-count" data-token-count="{len(toks)}">{esc(_token_count(toks, special))} · query: '
-            f'<strong>{esc(toks[state.query])}</strong> (position {state.query})</p>')
+            f'<strong>{esc(toks[state.query])}</strong> (position {state.query}){selection}</p>')
+
+
+def render_pair_input(state) -> str:
+    """The second sentence's input (static markup outside the re-rendered pair panel, as #tokens)."""
+    return (f'<div class="field pair-field"><label for="pair-text">Second sentence</label>'
+            f'<input{attr(id="pair-text", type="text", data_event="set_pair_text", value=state.pair_text, autocomplete="off", spellcheck="false", placeholder="e.g. the first sentence with one word changed", aria_describedby="pair-hint pair-text-message")}>'
+            f'<span id="pair-hint" class="hint">Shown beside the first sentence with the same head; '
+            f'empty it to close the pair.</span>'
+            f'<p id="pair-text-message" class="input-message" role="status" aria-live="polite"></p></div>')
