@@ -328,6 +328,24 @@ def worker_config(modules: list[str]) -> dict:
 
 TEMPLATES = ("index.html", "embed.html")  # pages whose first screen is pre-rendered
 
+# The code editor (issue 12): CodeMirror 6 as PyScript's bundle ships it (pinned with PyScript, so its
+# chunks' hashed names are in runtime-pins.json). The bridge imports these when the editor comes near.
+EDITOR_CHUNKS = {"view": "codemirror-", "python": "codemirror_lang-python-", "state": "codemirror_state-",
+                 "commands": "codemirror_commands-"}
+
+
+def editor_files() -> dict:
+    """{part: path relative to the page} of the CodeMirror chunks the editor imports."""
+    group = next(g for g in _load_pins() if g["name"] == "pyscript")
+    out = {}
+    for part, prefix in EDITOR_CHUNKS.items():
+        found = [n for n in group["files"] if n.startswith(prefix) and n.endswith(".js")]
+        if len(found) != 1:
+            raise BuildError(f"runtime-pins.json: expected one PyScript file named {prefix}*.js for the code "
+                             f"editor, found {found or 'none'}. Pin CodeMirror's chunks with PyScript.")
+        out[part] = f"./{group['dest']}/{found[0]}"
+    return out
+
 
 def render_page(name: str = "index.html", model_files: dict | None = None) -> str:
     """A page template with its first screen pre-rendered by the real views.
@@ -339,7 +357,8 @@ def render_page(name: str = "index.html", model_files: dict | None = None) -> st
     template = (SITE / name).read_text(encoding="utf-8")
     fill = page.fill_template if name == "index.html" else page.fill_embed_template
     with models.as_on_first_load():  # what the worker draws before any download
-        return fill(template, worker_config=worker_config(startup_sources()), model_files=model_files or {})
+        return fill(template, worker_config=worker_config(startup_sources()), model_files=model_files or {},
+                    editor_files=editor_files())
 
 
 def build(dist: Path = DIST, cache: Path = CACHE) -> Path:

@@ -109,6 +109,7 @@ function applyResponse(res, event = null) {
   const pending = new Set(queue.map((q) => q.event.type));
   if (res.values && res.values.model !== undefined) shownModel = res.values.model;
   for (const [id, value] of Object.entries(res.values || {})) {
+    if (id === "attention-code") { setCodeText(String(value)); continue; } // the editor keeps its caret
     const el = $(id);
     if (!el || (el.dataset.event && pending.has(el.dataset.event))) continue;
     if (el.type === "checkbox") el.checked = Boolean(value);
@@ -296,8 +297,12 @@ async function pump() {
   busy = true;
   const { event, done } = queue.shift();
   try {
-    applyResponse(await worker.sync.dispatch(event), event);
+    const res = await (event.type === "run_code" ? dispatchWithLimit(event) : worker.sync.dispatch(event));
+    if (event.type === "run_code" && !res.message) lastRunCode = event.value; // it ran: safe to run again
+    if (event.type === "reset_code") lastRunCode = null;
+    applyResponse(res, event);
   } catch (err) {
+    if (err instanceof CodeTimeout) { await restartAfterTimeout(); return; }
     console.warn("dispatch failed", err);
     $("input-message").textContent = "Something went wrong computing that view; the last good picture stays. ("
       + String(err.message || err).split("\n").filter(Boolean).pop() + ")";
@@ -306,6 +311,85 @@ async function pump() {
     done.forEach((resolve) => resolve());
     pump();
   }
+}
+
+// ---------------------------------------------------------------- your attention function (issue 12)
+
+// Python cannot be interrupted from here (that needs cross-origin isolation, which GitHub Pages cannot
+// give), so a reader's function that runs too long is stopped by replacing the worker: the page starts
+// Python again (seconds) with the last good state, which the URL holds.
+const CODE_LIMIT_MS = 2000;
+class CodeTimeout extends Error {}
+let lastRunCode = null; // the reader's last function that ran (Run, not a link): run again after a restart
+let reportViewport = () => {}; // tells a new worker what is on screen (set by the viewport observer below)
+
+function dispatchWithLimit(event) {
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new CodeTimeout("timeout")), CODE_LIMIT_MS);
+  });
+  return Promise.race([worker.sync.dispatch(event), limit]).finally(() => clearTimeout(timer));
+}
+
+async function restartAfterTimeout() {
+  const stopped = worker;
+  worker = null; // events wait in the queue meanwhile
+  try { stopped.terminate(); } catch (err) { console.warn("could not stop the worker", err); }
+  root.dataset.state = "loading";
+  statusBox.classList.remove("is-ready");
+  const said = `Your function ran for more than ${CODE_LIMIT_MS / 1000} s (an endless loop?), so Python was `
+    + "stopped and started again; the pictures show the last function that worked.";
+  $("attention-code-message").textContent = said;
+  progress("Restarting Python after your function ran too long…", 0);
+  try {
+    worker = await launch(location.hash);
+    root.dataset.state = "ready";
+    statusBox.classList.add("is-ready");
+    progress("Python is running again: every change you make is computed live in your browser.", STEPS);
+    $("attention-code-message").textContent = said;
+    if (lastRunCode !== null) queue.unshift({ event: { type: "run_code", value: lastRunCode }, done: [] });
+    reportViewport();
+    worker.sync.warm_up().catch((err) => console.warn("warm-up failed", err));
+  } catch (err) {
+    console.warn("restart failed", err);
+    fail("Python could not be started again; reload the page. (" + String(err.message || err).split("\n")[0] + ")");
+  } finally {
+    busy = false;
+    pump();
+  }
+}
+
+function codeText() {
+  return $("attention-code").value; // editor.js keeps it equal to the editor's document
+}
+function runCode() { send({ type: "run_code", value: codeText() }); }
+
+if ($("run-code")) {
+  $("run-code").addEventListener("click", runCode);
+  $("reset-code").addEventListener("click", () => send({ type: "reset_code" }));
+  $("attention-code").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); runCode(); }
+  });
+  const data = JSON.parse($("editor-files").textContent || "{}");
+  $("code-edit").addEventListener("change", (e) => { // a ready-made edit goes into the editor; nothing runs
+    const edit = (data.edits && data.edits.edits || {})[e.target.value];
+    setCodeText(edit ? edit.source : data.edits.original);
+    $("code-look-for").textContent = edit ? edit.look_for : "";
+  });
+  // CodeMirror, from PyScript's bundle, only when the editor comes near the screen (editor.js)
+  new IntersectionObserver((entries, obs) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    obs.disconnect();
+    import("./editor.js").then((m) => m.upgrade($("attention-code"), data.files, runCode))
+      .catch((err) => console.warn("the code editor could not load; the plain text box stays", err));
+  }, { rootMargin: "50% 0px" }).observe($("code-card"));
+}
+
+function setCodeText(text) {
+  const el = $("attention-code");
+  if (!el || el.value === text) return; // the embed page has no editor
+  el.value = text;
+  el.dispatchEvent(new Event("input", { bubbles: false })); // editor.js follows
 }
 
 function eventFrom(el) {
@@ -445,8 +529,9 @@ if (!EMBED) {
       if (pending) pending.replaceWith(pending.content);
     }
     clearTimeout(viewportTimer);
-    viewportTimer = setTimeout(() => send({ type: "viewport", value: [...near] }), 60);
+    viewportTimer = setTimeout(reportViewport, 60);
   }, { rootMargin: "50% 0px" });
+  reportViewport = () => send({ type: "viewport", value: [...near] });
   for (const el of document.querySelectorAll("[data-panel]")) observer.observe(el);
 }
 
@@ -628,28 +713,35 @@ async function preflight() {
   }));
 }
 
+// A new worker: Pyodide, NumPy, then the page's state from the link (hash); its first reply applied.
+async function launch(hash) {
+  progress("Loading the Python runtime (Pyodide, about 9 MB)…", 0);
+  const { PyWorker } = await import("./vendor/pyscript/core.js");
+  // an object, not the JSON text: a second worker (after a restart) would get the text unparsed
+  const config = JSON.parse($("worker-config").textContent);
+  const version = new URL("./vendor/pyodide/pyodide.mjs", document.baseURI).href;
+  const [w] = await Promise.all([
+    PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
+    preflight(),
+  ]);
+  progress("Loading NumPy…", 1);
+  await w.sync.load_numpy();
+  progress("Computing attention in Python…", 2);
+  applyResponse(await w.sync.boot(hash, EMBED ? "embed" : "page"));
+  return w;
+}
+
 async function start() {
   const timer = setTimeout(() => {
     if (root.dataset.state === "loading")
       fail("Python did not start within 3 minutes. The pictures are the pre-computed default; reload to try again.");
   }, BOOT_TIMEOUT_MS);
   try {
-    progress("Loading the Python runtime (Pyodide, about 9 MB)…", 0);
-    const { PyWorker } = await import("./vendor/pyscript/core.js");
-    const config = $("worker-config").textContent;
-    const version = new URL("./vendor/pyodide/pyodide.mjs", document.baseURI).href;
-    const [w] = await Promise.all([
-      PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
-      preflight(),
-    ]);
-    progress("Loading NumPy…", 1);
-    await w.sync.load_numpy();
-    progress("Computing attention in Python…", 2);
-    applyResponse(await w.sync.boot(location.hash, EMBED ? "embed" : "page"));
+    const w = await launch(location.hash);
     worker = w;
     workerIsReady();
     // A handle for tests and for curious readers in the console: call the worker's exports.
-    globalThis.attentionExplorer = { call: (name, arg) => w.sync[name](arg), sent: sentLog };
+    globalThis.attentionExplorer = { call: (name, arg) => worker.sync[name](arg), sent: sentLog };
     progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";

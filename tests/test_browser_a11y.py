@@ -62,6 +62,13 @@ def test_no_axe_violations_at_ready_and_after_interactions(browser, base_url):
         _looks(page, "after choosing another stage", [(1280, "dark"), (360, "light")])
         _research(page, "p=1_3&ab=0&s2=The+dog+chased+the+cat+because+it+was+small", "designed",
                   "in the research views (pinned queries, a head off, a sentence pair)")
+        # your own attention function: the CodeMirror editor (loaded as it comes near), run
+        scroll_to(page, "code-card")
+        page.wait_for_selector("#code-card .code-mirror .cm-content")
+        page.click("#run-code")
+        page.wait_for_selector('[data-view="code-status"][data-custom="true"]')
+        _looks(page, "with the code editor and your attention function in use", [(1280, "light"), (360, "dark")],
+               "document.getElementById('your-attention')")
         # the trained model: its download, then every panel drawn for it (word pieces, 12 heads, ...)
         page.evaluate("window.scrollTo(0, 0)")  # the heatmap on screen again, so that it is redrawn
         page.select_option("#model", "minilm")

@@ -210,7 +210,7 @@ NEEDS = {"ablation": ('[data-view="ablation"] button[data-toggle="0"]', 'svg[dat
          "pair": ('[data-view="pair"] button[data-event="pair_preset"]', 'svg[data-view="pair-diff"]')}
 
 
-@pytest.mark.parametrize("target", list(page_module.EMBEDDABLE))
+@pytest.mark.parametrize("target", [p for p in page_module.EMBEDDABLE if p not in page_module.TEXT_ONLY])
 def test_every_panel_exports_as_a_figure_with_its_title_and_caption(live, target):
     """Each figure's SVG and PNG buttons save a file that stands alone: its title and the caption the
     worker writes (sentence, model, head, settings) are SVG text in it, above the panel's pictures."""

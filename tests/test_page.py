@@ -69,7 +69,9 @@ def test_every_panel_declares_each_state_field_its_markup_depends_on():
                  "demo_dk": (designed, 200), "panel": (designed, "ffn"), "model": (designed, "toy"),
                  "layer": (toy, 1), "key": (designed, 2), "compare_head": (designed, 2),
                  "pinned": (designed, (1, 3)), "ablated": (designed, (0,)),
-                 "pair_text": (designed, "The dog chased the cat because it was small")}
+                 "pair_text": (designed, "The dog chased the cat because it was small"),
+                 "code": (designed, "def attention(q, k, v, mask, temperature, scale):\n    return v, mask"),
+                 "custom": (designed, True)}
         assert set(other) == set(st.State.__dataclass_fields__), "give every state field another value here"
         for name, (base, value) in other.items():
             before = page.render_panels(base)

@@ -70,7 +70,7 @@ def test_state_does_not_import_the_page():
 def test_state_permalink_and_form_derive_from_the_field_declarations():
     names = [f.name for f in fields.FIELDS]
     assert [f.name for f in dataclasses.fields(st.State)] == names
-    assert permalink.KEYS == {f.name: f.key for f in fields.FIELDS}
+    assert permalink.KEYS == {f.name: f.key for f in fields.FIELDS if f.in_link}
     assert permalink.LABELS == {f.name: f.label for f in fields.FIELDS}
     values = page.control_values(st.State())
     for f in fields.FIELDS:

@@ -74,7 +74,7 @@ class ToyModel:
         seed = sum(token.encode("utf-8")) + 31 * len(token)
         return np.random.default_rng(seed).normal(0.0, 1.0, 12)
 
-    def forward(self, toks, *, temperature, dk_scale, causal, activation, ablated=()) -> ModelRun:
+    def forward(self, toks, *, temperature, dk_scale, causal, activation, ablated=(), attention_fn=None) -> ModelRun:
         n = len(toks)
         token = np.zeros((n, D_MODEL))
         token[:, :12] = [self._token_vector(t) for t in toks]
@@ -85,7 +85,8 @@ class ToyModel:
         x, traces = emb.x, []
         for layer, p in enumerate(self._params):
             trace = core.transformer_block(x, p, N_HEADS, temperature=temperature, scale=dk_scale, mask=mask,
-                                           activation=activation, head_mask=head_mask_for(ablated, layer, N_HEADS))
+                                           activation=activation, head_mask=head_mask_for(ablated, layer, N_HEADS),
+                                           attention_fn=attention_fn)
             traces.append(trace)
             x = trace.out
         tags = tuple(("special",) if t == SPECIAL else ("word",) for t in toks)

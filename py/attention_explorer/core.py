@@ -31,6 +31,15 @@ Contract
   to 0 before W_O; its attention weights are still computed and traced.
 * Aggregates over heads and layers (``head_mean``, ``attention_rollout``) read
   the traced weights; rollout follows Abnar & Zuidema (2020).
+* ``attention_fn`` (``transformer_block``, ``_mha``) replaces the softmax with
+  the reader's own function, head by head:
+  ``attention_fn(q_h, k_h, v_h, mask, temperature, scale, head) -> (z_h, weights_h)``
+  with q_h/k_h [n, d_k], v_h [n, d_v], mask [n, n] bool, temperature and the
+  scale actually used as floats, head 0-based. Each call gets its own copies,
+  so the function may change them in place. Scores and scaled scores are still
+  computed here (the views draw them); the results are cast to the inputs'
+  dtype and checked for shape only (ValueError naming attention_fn): what
+  they mean is custom_attention's business. ``head_mask`` applies after it.
 """
 
 import math
@@ -159,8 +168,9 @@ def scaled_dot_product_attention(q, k, v, *, temperature=1.0, scale=None, mask=N
     return z, weights
 
 
-def _attention(q, k, v, temperature, scale, mask):
-    # -> (scores, scaled_scores, weights, z, scale_used); see scaled_dot_product_attention
+def _attention(q, k, v, temperature, scale, mask, attention_fn=None):
+    # -> (scores, scaled_scores, weights, z, scale_used); see scaled_dot_product_attention;
+    # attention_fn (q, k, v of shape [n_heads, n, d] only): weights and z come from it, head by head
     q, k, v = _float("q", q), _float("k", k), _float("v", v)
     for name, a in (("q", q), ("k", k), ("v", v)):
         if a.ndim < 2:
@@ -182,10 +192,44 @@ def _attention(q, k, v, temperature, scale, mask):
 
     scores = q @ np.swapaxes(k, -1, -2)  # [..., n_q, n_k]
     scaled = scores / denom
+    if attention_fn is not None:
+        weights, z = _custom_attention(attention_fn, q, k, v, mask, temperature, scale)
+        return scores, scaled, weights, z, scale
     # -inf, not a big negative number: a fully masked row must come out zero
     weights = softmax(np.where(mask, scaled, -np.inf), axis=-1)
     z = weights @ v  # [..., n_q, d_v]
     return scores, scaled, weights, z, scale
+
+
+def _custom_attention(attention_fn, q, k, v, mask, temperature, scale):
+    # q, k [n_heads, n_q, d_k], v [n_heads, n_k, d_v], mask bool [n_heads, n_q, n_k], floats
+    # -> (weights [n_heads, n_q, n_k], z [n_heads, n_q, d_v]), from attention_fn one head at a time
+    if q.ndim != 3:
+        raise ValueError(f"attention_fn needs q, k, v of shape [n_heads, n, d], got q {q.shape}")
+    n_heads, n_q, _ = q.shape
+    n_k, d_v = v.shape[-2:]
+    dtype = np.result_type(q, k, v)  # what the built-in softmax gives: float32 only when q, k, v all are
+    weights, z = [], []
+    for h in range(n_heads):
+        # copies: the function may write into its arguments without touching the trace or a cached q, k, v
+        q_h, k_h, v_h, mask_h = (np.array(a[h]) for a in (q, k, v, mask))
+        out = attention_fn(q_h, k_h, v_h, mask_h, temperature, scale, h)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise ValueError(f"attention_fn must return a pair (z, weights); for head {h} it returned "
+                             f"{type(out).__name__}")
+        z.append(_custom_result("z", out[0], h, (n_q, d_v), dtype))
+        weights.append(_custom_result("weights", out[1], h, (n_q, n_k), dtype))
+    return np.stack(weights), np.stack(z)
+
+
+def _custom_result(name, a, head, shape, dtype):  # one array attention_fn returned -> ndarray of dtype, shape checked
+    try:
+        a = np.asarray(a, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"attention_fn's {name} for head {head} must be a real-valued array: {e}") from None
+    if a.shape != shape:
+        raise ValueError(f"attention_fn's {name} for head {head} must have shape {shape}, got {a.shape}")
+    return a
 
 
 def split_heads(x, n_heads):  # [n, d_model] -> [n_heads, n, d_head]
@@ -205,9 +249,11 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, 
     return t["attn_out"], t["weights"]
 
 
-def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask, qkv=None, head_mask=None):
+def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask, qkv=None, head_mask=None,
+         attention_fn=None):
     # -> dict of every intermediate of multi_head_attention; qkv: (q, k, v) already projected from this x;
-    # head_mask: bool [n_heads] (None = all on), an off head's output z is 0 before W_O
+    # head_mask: bool [n_heads] (None = all on), an off head's output z is 0 before W_O;
+    # attention_fn: each head's weights and z come from it (see the module docstring), head_mask still applies
     x = _float("x", x, ndim=2)
     n, d_model = x.shape
     n_heads = _positive_int("n_heads", n_heads)
@@ -225,7 +271,7 @@ def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale,
         q, k, v = (_float(name, a, ndim=3) for name, a in zip("qkv", qkv))
         for name, a in zip("qkv", (q, k, v)):
             _check_shape(name, a, (n_heads, n, d_model // n_heads))
-    scores, scaled, weights, heads, scale = _attention(q, k, v, temperature, scale, mask)
+    scores, scaled, weights, heads, scale = _attention(q, k, v, temperature, scale, mask, attention_fn)
     if head_mask is not None:
         on = _head_mask(head_mask, n_heads)
         if not on.all():
@@ -464,6 +510,7 @@ class BlockTrace:
     out: np.ndarray  # [n, d_model] block output
     eps: float = 1e-5  # the ε both LayerNorms add to the variance
     head_on: Optional[np.ndarray] = None  # [n_heads] bool: False = switched off (its z is 0 before W_O)
+    custom: bool = False  # True: weights and head_outputs came from an attention_fn, not the built-in softmax
 
     def __post_init__(self):
         freeze_arrays(self)
@@ -534,10 +581,12 @@ def project_qkv(x, params, n_heads):  # [n, d_model], BlockParams, int -> ([n_he
 
 
 def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=None, activation="gelu", eps=1e-5, qkv=None,
-                      head_mask=None):  # [n, d_model] -> BlockTrace
+                      head_mask=None, attention_fn=None):  # [n, d_model] -> BlockTrace
     # params: BlockParams; mask: bool broadcastable to [n, n], shared by all heads;
     # qkv: project_qkv(x, params, n_heads) when the caller has it already (it must be of this x);
-    # head_mask: bool [n_heads], False switches a head off (its z is 0 before W_O; None = all on)
+    # head_mask: bool [n_heads], False switches a head off (its z is 0 before W_O; None = all on);
+    # attention_fn(q_h, k_h, v_h, mask, temperature, scale, head) -> (z_h, weights_h): replaces the softmax
+    # head by head (module docstring); the trace's scores are still q k^T, and trace.custom is True
     _check_activation(activation, ACTIVATIONS)
     x = _float("x", x, ndim=2)
     n, d_model = x.shape
@@ -548,7 +597,7 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
 
     # attention sublayer, post-LN (Vaswani et al. 2017): h = LayerNorm(x + MHA(x))
     a = _mha(x, p.w_q, p.w_k, p.w_v, p.w_o, n_heads, p.b_q, p.b_k, p.b_v, p.b_o, temperature, scale, mask, qkv,
-             head_mask)
+             head_mask, attention_fn)
     resid1 = x + a["attn_out"]
     h, ln1_mean, ln1_std = _layer_norm(resid1, p.ln1_gamma, p.ln1_beta, eps, ("ln1_gamma", "ln1_beta"))
 
@@ -573,4 +622,5 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
         ffn_pre=ffn_pre, ffn_gate=ffn_gate, ffn_act=ffn_act, ffn_out=ffn_out,
         resid2=resid2, ln2_mean=ln2_mean, ln2_std=ln2_std, out=out, eps=float(eps),
         head_on=np.ones(int(n_heads), bool) if head_mask is None else _head_mask(head_mask, int(n_heads)),
+        custom=attention_fn is not None,
     )

@@ -18,6 +18,7 @@ Kinds, and how a value of each is read from an event or a link:
     flag    a checkbox: true/false, "1"/"0", "on"
     indices a set of whole numbers 0 <= i < count (`of` as for index), kept sorted; an event gives
             the whole set ("1_5", "1,5" or a list; "" = none) or, with "toggle": i, flips one
+    code    Python source text; written into a link compressed (permalink), never run from one
 
 Imports nothing from the package: everything else imports this.
 """
@@ -32,7 +33,7 @@ STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output",
 # The page's panels (page.PANELS says which view draws each); a link's "panel" must name one.
 PANEL_IDS = ("token-chips", "query-why", "preset-info", "stepper", "stage-detail", "embedding", "projections", "why-qkv",
              "head-info", "attention-matrix", "qk-dot", "affinity", "routing", "head-multiples", "why-scale",
-             "compare", "multihead", "layernorm", "ffn", "head-grid", "aggregates", "ablation", "pair")
+             "compare", "multihead", "layernorm", "ffn", "head-grid", "aggregates", "ablation", "pair", "code")
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")  # the FFN nonlinearities core.transformer_block knows
 
@@ -53,9 +54,10 @@ class Field:
     control: str = ""         # the id of the form control that shows it ("" when none)
     auto: bool = False        # index: -1 is allowed and means "chosen automatically"
     model_input: bool = False  # the model's forward pass reads it: changing it changes the trace
+    in_link: bool = True      # False: a permalink neither writes nor reads it (key "")
 
     def __post_init__(self):
-        assert self.kind in ("text", "index", "choice", "number", "count", "flag", "indices"), \
+        assert self.kind in ("text", "index", "choice", "number", "count", "flag", "indices", "code"), \
             f"{self.name}: unknown kind {self.kind!r}"
         assert (self.kind in ("index", "choice", "indices")) == bool(self.of), \
             f"{self.name}: 'of' is for index/choice/indices"
@@ -99,10 +101,17 @@ FIELDS: tuple[Field, ...] = (
     Field("compare_head", "index", -1, "ch", "compared designed head", "set_compare_head",
           of="designed_heads", auto=True),
     Field("panel", "choice", "", "panel", "panel", "set_panel", of="panels"),
+    # the reader's attention function: the code last run ("" = the page's own), and whether it is in
+    # use. A link carries the code but never switches it on: only the reader's Run does (run_code).
+    Field("code", "code", "", "code", "attention function", "set_code", model_input=True),
+    Field("custom", "flag", False, "", "your attention function in use", "set_custom", model_input=True,
+          in_link=False),
 )
 
 BY_NAME = {f.name: f for f in FIELDS}
 BY_EVENT = {f.event: f for f in FIELDS}
-BY_KEY = {f.key: f for f in FIELDS}
+BY_KEY = {f.key: f for f in FIELDS if f.in_link}
 MODEL_INPUTS = tuple(f.name for f in FIELDS if f.model_input)  # what changes the model's run
-assert len(BY_NAME) == len(BY_EVENT) == len(BY_KEY) == len(FIELDS), "names, events and keys must be unique"
+assert len(BY_NAME) == len(BY_EVENT) == len(FIELDS), "names and events must be unique"
+assert len(BY_KEY) == sum(f.in_link for f in FIELDS) and all(bool(f.key) == f.in_link for f in FIELDS), \
+    "link keys must be unique, and only fields a link carries have one"

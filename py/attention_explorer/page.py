@@ -17,7 +17,7 @@ import sys
 
 from . import state as st, tokens
 from .fields import MODEL_INPUTS, PANEL_IDS
-from .views import attention_matrix, controls, share, stepper
+from .views import attention_matrix, code as code_view, controls, share, stepper
 from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
 
@@ -86,7 +86,8 @@ PANELS: dict[str, Panel] = {
     "embedding": Panel(lambda s, c: embedding.render(s, c), _fields("model", "text", "query")),
     "projections": Panel(lambda s, c: projections.render(s, c), _fields(*LAYER, "query", "head")),
     "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head")),
-    "head-info": Panel(lambda s, c: explain.head_info(s, c.heads), _fields("model", "layer", "head")),
+    "head-info": Panel(lambda s, c: explain.head_info(s, c.heads) + code_view.badge(s),
+                       _fields("model", "layer", "head", "custom")),
     "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads),
                               _fields(*LAYER, "query", "head", "pinned"),
                               lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True),
@@ -108,6 +109,8 @@ PANELS: dict[str, Panel] = {
     "aggregates": Panel(lambda s, c: aggregates.render(s, c), _fields(*LAYER, "query", "pinned")),
     "ablation": Panel(lambda s, c: ablation.render(s, c, st.compute_intact(s)), _fields(*LAYER, "head", "query")),
     "pair": Panel(lambda s, c: _pair_panel(s, c), _fields(*LAYER, "head", "query", "pair_text")),
+    # your own attention function: which one is in use (the editor itself is static markup)
+    "code": Panel(lambda s, c: code_view.render_status(s, c), _fields("model", "code", "custom")),
 }
 assert tuple(PANELS) == PANEL_IDS, "fields.PANEL_IDS must list page.PANELS, in order"
 
@@ -159,8 +162,10 @@ EMBEDDABLE: dict[str, str] = {
     "aggregates": "Attention across heads and layers: mean and rollout",
     "ablation": "Switching heads off (ablation)",
     "pair": "Two sentences, one head",
+    "code": "Your attention function",
 }
 DEFAULT_EMBED_PANEL = "attention-matrix"
+TEXT_ONLY = frozenset({"code"})  # embeddable panels with no picture to save as SVG/PNG
 assert set(EMBEDDABLE) <= set(PANELS), "every embeddable panel must be a panel"
 
 
@@ -231,6 +236,8 @@ def figure_facts(state: st.State, panel_id: str, computed=None) -> dict:
         settings.append(f"scores divided by √d_k·T = {_short(scale * temp)}")
         if state.causal:
             setting("causal mask on", True)
+    if "custom" in depends and state.custom:
+        setting("computed with your attention function", True)
     if "ablated" in depends and state.ablated:
         off = ", ".join(f"L{l + 1} H{h + 1} ({model.heads[l][h].name})" for l, h in st.head_pairs(state.model, state.ablated))
         setting(f"heads switched off: {off}", True)
@@ -253,8 +260,9 @@ def export_caption(state: st.State, panel_id: str) -> dict:
     T, √d_k and what the scores are divided by, the causal mask when on, each where the panel depends
     on it; note: the model's honest one-liner ("… designed by hand, not learned from data.").
     """
-    if panel_id not in EMBEDDABLE:
-        raise ValueError(f"no exportable panel {panel_id!r}: choose one of {', '.join(EMBEDDABLE)}")
+    if panel_id not in EMBEDDABLE or panel_id in TEXT_ONLY:
+        raise ValueError(f"no exportable panel {panel_id!r}: choose one of "
+                         f"{', '.join(p for p in EMBEDDABLE if p not in TEXT_ONLY)}")
     f = figure_facts(state, panel_id)
     parts = [f"“{f['sentence']}”" if f["sentence"] else "", f["query"], f["demo"], f["model"], f["layer"],
              f["head"], ", ".join(f["settings"])]
@@ -269,10 +277,11 @@ def render_embed(state: st.State) -> dict[str, str]:
 
     pid = embed_panel_id(state)
     computed = st.compute(state)
-    panel = PANELS[pid].render(state, computed)
-    chips = PANELS["token-chips"].render(state, computed)
     fragment = permalink.encode(state)
     full = "./" + ("#" + fragment if fragment else "")
+    # the code is shown read-only in an embed, with a link to run it in the explorer (never run here)
+    panel = code_view.render_embed(state, full) if pid == "code" else PANELS[pid].render(state, computed)
+    chips = PANELS["token-chips"].render(state, computed)
     facts = figure_facts(state, pid, computed)
     return {"embed": share.embed_frame(state, pid, EMBEDDABLE[pid], panel, chips, full, facts=facts)}
 
@@ -369,7 +378,7 @@ def model_form(state: st.State) -> dict:
 
 
 def fill_template(template: str, *, worker_config: dict, model_files: dict | None = None,
-                  state: st.State | None = None) -> str:
+                  state: st.State | None = None, editor_files: dict | None = None) -> str:
     """index.html: replace <!--panel:ID--> markers with pre-rendered markup.
 
     Also fills <!--controls--> with the form and <!--worker-config--> with the
@@ -391,8 +400,11 @@ def fill_template(template: str, *, worker_config: dict, model_files: dict | Non
     out = out.replace("<!--controls-->", controls.render_controls(state, model, st.all_descriptions()))
     out = out.replace("<!--scale-demo-controls-->", why.render_scale_demo_controls(state, model.d_k))
     out = out.replace("<!--pair-controls-->", controls.render_pair_input(state))
+    out = out.replace("<!--code-editor-->", code_view.render_editor(state))
+    out = out.replace("<!--editor-files-->", _config_json({"files": editor_files or {}, "edits": code_view.edits_data()}))
     for pid, title in EMBEDDABLE.items():
-        out = out.replace(f"<!--share:{pid}-->", share.toolbar(pid, title, data=pid == "attention-matrix"))
+        out = out.replace(f"<!--share:{pid}-->", share.toolbar(pid, title, data=pid == "attention-matrix",
+                                                               pictures=pid not in TEXT_ONLY))
     out = out.replace("<!--designed-not-trained-->", esc(model.about))
     out = out.replace("<!--worker-config-->", _config_json(worker_config))
     out = out.replace("<!--model-files-->", _config_json(model_files or {}))
@@ -402,7 +414,7 @@ def fill_template(template: str, *, worker_config: dict, model_files: dict | Non
 
 
 def fill_embed_template(template: str, *, worker_config: dict, model_files: dict | None = None,
-                        state: st.State | None = None) -> str:
+                        state: st.State | None = None, editor_files: dict | None = None) -> str:
     """embed.html: the default embed (the attention matrix) pre-rendered, like index.html."""
     state = state or st.State()
     out = template.replace("<!--panel:embed-->", render_embed(state)["embed"])

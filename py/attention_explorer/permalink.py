@@ -27,9 +27,11 @@ a hand-edited link that appends "&T=2" expects), silently.
 """
 from __future__ import annotations
 
+import base64
 import dataclasses
 import math
 import re
+import zlib
 from urllib.parse import quote_plus, unquote_to_bytes, urlencode
 
 from . import state as st, tokens
@@ -37,7 +39,7 @@ from .fields import BY_KEY, BY_NAME, FIELDS
 
 # Key in the link for each State field, in the order they are written and applied (fields.FIELDS:
 # the model before what it decides, the sentence before the query, an index into it).
-KEYS: dict[str, str] = {f.name: f.key for f in FIELDS}
+KEYS: dict[str, str] = {f.name: f.key for f in FIELDS if f.in_link}
 FIELDS_BY_KEY = {key: f.name for key, f in BY_KEY.items()}  # link key -> State field
 
 # The longest fragment a reachable state can need: a sentence of tokens.MAX_CHARS code points, each
@@ -47,6 +49,7 @@ MAX_FRAGMENT_CHARS = 12 * tokens.MAX_CHARS + 1000
 
 # What the reader reads in a notice, per field: "Ignored the link's <label>: <reason>."
 LABELS = {f.name: f.label for f in FIELDS}
+_CODES = tuple(f.name for f in FIELDS if f.kind == "code")
 _EVENTS = {f.name: f.event for f in FIELDS}
 _FLOATS = {f.name: f.limits for f in FIELDS if f.kind == "number"}
 _COUNTS = {f.name: f.limits for f in FIELDS if f.kind == "count"}
@@ -63,8 +66,33 @@ _PLAIN = re.compile(r"[A-Za-z0-9_.\-]{1,24}\Z")  # what a notice may quote back 
 _MAX_NUMBER_CHARS = 40
 
 
-assert set(KEYS) == {f.name for f in dataclasses.fields(st.State)}, \
-    "every State field needs a permalink key (and nothing else has one)"
+assert set(KEYS) == {f.name for f in dataclasses.fields(st.State)} - {f.name for f in FIELDS if not f.in_link}, \
+    "every State field a link carries needs a permalink key (and nothing else has one)"
+
+# A link with code never runs it: the reader sees it in the editor and presses Run (issue 12).
+CODE_NOTICE = ("This link carries an attention function: it is in the editor below and was not run. "
+               "Read it, then press Run to use it.")
+_MAX_CODE_BYTES = 64_000  # a decompressed link's code: far past the editor's limit, refused beyond
+
+
+def _pack_code(source: str) -> str:
+    """Code for a link: UTF-8, zlib-compressed, URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(zlib.compress(source.encode("utf-8"), 9)).decode("ascii").rstrip("=")
+
+
+def _unpack_code(packed: str) -> str:
+    """The inverse of _pack_code; raises ValueError with the reason (no zip bomb: the output is capped)."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]*", packed):
+        raise ValueError("not readable code")
+    try:
+        raw = base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4))
+        inflate = zlib.decompressobj()
+        data = inflate.decompress(raw, _MAX_CODE_BYTES)
+        if inflate.unconsumed_tail or not inflate.eof:
+            raise ValueError("too long or cut short")
+        return data.decode("utf-8")
+    except (ValueError, zlib.error, UnicodeError):
+        raise ValueError("not readable code") from None
 
 
 class _SentenceRejected(ValueError):
@@ -86,6 +114,8 @@ def _field_text(name: str, value) -> str:
         return str(int(value))
     if name in _SETS:
         return "_".join(str(int(i)) for i in value)
+    if name in _CODES:
+        return _pack_code(value)
     if name in _TEXTS:
         # lone surrogates cannot be UTF-8 encoded: write U+FFFD (the only lossy case; see module doc)
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -134,6 +164,8 @@ def _plain_name(key: str) -> str:
 
 def _parse(name: str, value: str):
     """The value for field name's event, or raise ValueError with the reason for the reader."""
+    if name in _CODES:
+        return _unpack_code(value)
     if name in _BOOLS:
         if value not in ("0", "1"):
             raise ValueError("use 1 or 0")
@@ -164,6 +196,8 @@ def _apply(state: st.State, name: str, raw: str) -> st.State:
         if name in _TEXTS:
             raise _SentenceRejected(exc.message) from None  # the tokenizer's reason: it quotes no text
         field = BY_NAME[name]
+        if field.kind == "code":
+            raise ValueError("it is longer than the editor takes") from None
         if field.kind == "indices":
             raise ValueError(f"not a list of numbers from 0 to {st.extent(field.of, state) - 1}") from None
         if field.kind == "index":
@@ -247,6 +281,9 @@ def decode(fragment: str | None) -> tuple[st.State, list[str]]:
         except Exception:  # a bug, not a bad link: keep the page usable (the tests assert this never shows)
             rejected.add(name)
             notices.append(f"Ignored the link's {LABELS[name]}: it could not be read.")
+        else:
+            if name in _CODES and getattr(state, name):
+                notices.append(CODE_NOTICE)
     if unknown:
         names = [_plain_name(_unescape_or(k, "")) for k in unknown]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

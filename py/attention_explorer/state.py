@@ -55,7 +55,7 @@ def _model_defaults(model_id: str) -> dict:
 
 
 _PY_TYPES = {"text": str, "index": int, "choice": str, "number": float, "count": int, "flag": bool,
-             "indices": tuple}
+             "indices": tuple, "code": str}
 _DEFAULTS = {f.name: f.default for f in FIELDS} | _model_defaults(BY_NAME["model"].default)
 assert FROM_MODEL not in _DEFAULTS.values(), "every model-dependent default must be filled in"
 
@@ -111,13 +111,26 @@ class Computed:
 
 @lru_cache(maxsize=64)
 def _run(model_id: str, toks: tuple[str, ...], temperature: float, dk_scale: float, causal: bool,
-         activation: str, ablated: tuple = ()) -> ModelRun:
+         activation: str, ablated: tuple = (), code: str = "") -> ModelRun:
+    """The model's forward pass; code: the reader's attention function ("" = the page's own). Raises
+    custom_attention.CodeError when the reader's function fails or returns something unusable."""
+    attention_fn = None
+    if code:
+        from . import custom_attention
+
+        attention_fn = custom_attention.compile_attention(code)
     return models.get(model_id).forward(toks, temperature=temperature, dk_scale=dk_scale, causal=causal,
-                                        activation=activation, ablated=ablated)
+                                        activation=activation, ablated=ablated, attention_fn=attention_fn)
 
 
-assert set(MODEL_INPUTS) == {"model", "text", "temperature", "dk_scale", "causal", "activation", "ablated"}, \
+assert set(MODEL_INPUTS) == {"model", "text", "temperature", "dk_scale", "causal", "activation", "ablated",
+                             "code", "custom"}, \
     "a new model input must be passed to the model's forward pass in compute()"
+
+
+def _code(state) -> str:
+    """The attention function the run uses: the reader's when switched on, else "" (the page's own)."""
+    return state.code if state.custom else ""
 
 
 def head_pairs(model_id: str, flat: tuple) -> tuple:
@@ -141,7 +154,7 @@ def flat_head(model_id: str, layer: int, head: int) -> int:
 def compute(state) -> Computed:
     """The model run for a state (memoised on the model inputs; choosing a layer recomputes nothing)."""
     run = _run(state.model, state.tokens, state.temperature, state.dk_scale, state.causal, state.activation,
-               head_pairs(state.model, state.ablated))
+               head_pairs(state.model, state.ablated), _code(state))
     return Computed(description(state.model), run, state.layer)
 
 
@@ -158,7 +171,7 @@ def compute_pair(state) -> Optional[Computed]:
         return None
     toks = _tokenize(state.model, state.pair_text)
     run = _run(state.model, toks, state.temperature, state.dk_scale, state.causal, state.activation,
-               head_pairs(state.model, state.ablated))
+               head_pairs(state.model, state.ablated), _code(state))
     return Computed(description(state.model), run, state.layer)
 
 
@@ -239,6 +252,17 @@ def _indices(value, field, n: int) -> tuple[int, ...]:
         raise InputError(exc.message[:1].upper() + exc.message[1:], field=field.name) from None
 
 
+def _source(value) -> str:
+    """The reader's code as text, within the size limit (custom_attention.MAX_CHARS)."""
+    from . import custom_attention
+
+    text = str(value if value is not None else "").replace("\r\n", "\n")
+    if len(text) > custom_attention.MAX_CHARS:
+        raise InputError(f"Your code is {len(text):,} characters long; the limit is "
+                         f"{custom_attention.MAX_CHARS:,}. Shorten it and press Run again.", field="attention-code")
+    return text
+
+
 def _flag(value) -> bool:
     """A checkbox's value as sent by the page (true/false, or "1"/"on" from a link)."""
     return str(value).lower() in ("true", "1", "on")
@@ -287,6 +311,8 @@ def _value(field, value, state):
         return _index(value, field.name, extent(field.of, state), field.auto)
     if field.kind == "indices":
         return _indices(value, field, extent(field.of, state))
+    if field.kind == "code":
+        return _source(value)
     allowed = choices(field.of, state)
     if value not in allowed:
         shown = ", ".join(a for a in allowed if a) if len(allowed) <= 8 else f"{len(allowed)} names"
@@ -367,6 +393,17 @@ def apply_event(state, event: dict):
                                    head=preset.head, pinned=())
     if kind == "reset":
         return State()
+    if kind == "run_code":  # the reader's Run: their code, switched on (compute() then runs and checks it)
+        from . import custom_attention
+
+        code = _source(value)
+        try:
+            custom_attention.compile_attention(code)
+        except custom_attention.CodeError as exc:
+            raise InputError(exc.message, field="attention-code") from None
+        return dataclasses.replace(state, code=code, custom=True)
+    if kind == "reset_code":  # back to the page's own attention function
+        return dataclasses.replace(state, code="", custom=False)
     if kind == "pair_preset":  # a ready-made sentence pair (pairs.py): both sentences, its query and head
         from . import pairs
 
@@ -398,6 +435,9 @@ def apply_event(state, event: dict):
         current = set(getattr(state, field.name))
         value = tuple(sorted(current ^ {i}))
     value = _value(field, value, state)
+    if field.name == "custom" and value and not state.code:
+        raise InputError("There is no function of yours to switch on: write one and press Run.",
+                         field="attention-code")
     if field.name == "pair_text":
         value = value.strip()
         if value:

@@ -102,8 +102,12 @@ def _redraw(old, new, *, notice="", focus="", load_model=""):
         _live.difference_update((now - numbers) | _stale)
         patches = page.render_patches(new, numbers) if numbers else {}
         panels = page.render_panels(new, only=now - numbers, live=True)
-    return _reply(panels, values=page.control_values(new), notice=notice, focus=focus, load_model=load_model,
-                  patches=patches)
+    values = page.control_values(new)
+    if old is None or old.code != new.code:  # the editor shows the state's code (a link's, or after Reset)
+        from attention_explorer import custom_attention
+
+        values["attention-code"] = new.code or custom_attention.SOURCE
+    return _reply(panels, values=values, notice=notice, focus=focus, load_model=load_model, patches=patches)
 
 
 def boot(fragment="", mode="page"):
@@ -166,8 +170,24 @@ def dispatch(event):
                 focus = page.stage_section(new)  # a chosen stage is brought into view; a followed one is there
     except st.InputError as exc:
         return _reply(message=exc.message, field=exc.field)
+    if new.custom:  # the reader's attention function: run it now, so that a failure keeps the last good view
+        from attention_explorer import custom_attention
+
+        try:
+            st.compute(new)
+            if new.ablated:
+                st.compute_intact(new)
+            if new.pair_text:
+                st.compute_pair(new)
+        except custom_attention.CodeError as exc:
+            return _reply(message=_code_message(exc), field="attention-code")
     _state = new
     return _redraw(old, new, notice=notice, focus=focus)
+
+
+def _code_message(exc) -> str:
+    """A failure of the reader's function, for the message under the editor (the last good view stays)."""
+    return f"Your attention function: {exc.message} The pictures show the last function that worked."
 
 
 def _viewport(panel_ids):

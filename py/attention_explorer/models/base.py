@@ -5,9 +5,12 @@ A model is an object with
     description: ModelDescription          what the views may know about it (names, sizes, layout)
     tokenize(text) -> tuple[str, ...]      the tokens as the model sees them (specials included);
                                            raises tokens.TokenError with a message for the reader
-    forward(tokens, *, temperature, dk_scale, causal, activation, ablated=()) -> ModelRun
+    forward(tokens, *, temperature, dk_scale, causal, activation, ablated=(), attention_fn=None) -> ModelRun
                                            every intermediate of every layer, read-only; ablated:
-                                           (layer, head) pairs switched off (head_mask_for)
+                                           (layer, head) pairs switched off (head_mask_for);
+                                           attention_fn: replaces the softmax of every head of every
+                                           layer (core.transformer_block; custom_attention makes one
+                                           from the reader's code), None = the built-in attention
     default_query(tokens) -> int           the token most worth clicking in a sentence the reader
                                            typed (the query falls back to it when its word is gone)
     available: bool                        False while its weights are still to be downloaded
@@ -145,7 +148,7 @@ class Model(Protocol):
     def default_query(self, tokens: tuple[str, ...]) -> int: ...
 
     def forward(self, tokens: tuple[str, ...], *, temperature: float, dk_scale: float, causal: bool,
-                activation: str, ablated: tuple = ()) -> ModelRun: ...
+                activation: str, ablated: tuple = (), attention_fn=None) -> ModelRun: ...
 
 
 def head_mask_for(ablated, layer: int, n_heads: int):

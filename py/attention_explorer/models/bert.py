@@ -231,16 +231,19 @@ def embed(weights, token_ids, token_type_ids=None):  # BertWeights, [n] int, [n]
                           token_type=token_type, summed=summed, ln_mean=mean, ln_std=std, out=out, eps=w.eps)
 
 
-def forward(weights, token_ids, *, token_type_ids=None, temperature=1.0, scale=None, mask=None, ablated=()):  # BertWeights, [n] int -> (EmbeddingTrace, tuple of n_layers BlockTrace)
+def forward(weights, token_ids, *, token_type_ids=None, temperature=1.0, scale=None, mask=None, ablated=(),
+            attention_fn=None):  # BertWeights, [n] int -> (EmbeddingTrace, tuple of n_layers BlockTrace)
     # temperature, scale (None = sqrt(d_k)) and mask (bool broadcastable to [n, n], True = may attend)
     # apply to the softmax of every layer: the explorer's knobs act on the whole model;
-    # ablated: (layer, head) pairs whose output z is set to 0 before W_O
+    # ablated: (layer, head) pairs whose output z is set to 0 before W_O;
+    # attention_fn: replaces the softmax of every layer (core.transformer_block; it is told the head, not the layer)
     emb = embed(weights, token_ids, token_type_ids)
     x, traces = emb.out, []
     for layer, params in enumerate(weights.layers):
         t = core.transformer_block(x, params, weights.n_heads, temperature=temperature, scale=scale,
                                    mask=mask, activation=weights.activation, eps=weights.eps,
-                                   head_mask=head_mask_for(ablated, layer, weights.n_heads))
+                                   head_mask=head_mask_for(ablated, layer, weights.n_heads),
+                                   attention_fn=attention_fn)
         traces.append(t)
         x = t.out
     return emb, tuple(traces)

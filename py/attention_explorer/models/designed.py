@@ -499,13 +499,14 @@ def block_params() -> core.BlockParams:
 
 
 def forward(tokens: list[str], *, temperature: float = 1.0, scale: float | None = None,
-            causal: bool = False, activation: str = "gelu") -> tuple[EmbeddingTrace, core.BlockTrace]:
-    """Embed the tokens and run the block; scale None means √d_head = 8."""
+            causal: bool = False, activation: str = "gelu",
+            attention_fn=None) -> tuple[EmbeddingTrace, core.BlockTrace]:
+    """Embed the tokens and run the block; scale None means √d_head = 8; attention_fn: see core."""
     emb = embed(tokens)
     n = emb.x.shape[0]
     mask = core.causal_mask(n) if causal else None
     trace = core.transformer_block(emb.x, block_params(), CONFIG.n_heads, temperature=temperature,
-                                   scale=scale, mask=mask, activation=activation)
+                                   scale=scale, mask=mask, activation=activation, attention_fn=attention_fn)
     return emb, trace
 
 
@@ -659,13 +660,14 @@ class DesignedModel:
         return default_query(tokens)
 
     def forward(self, tokens, *, temperature: float, dk_scale: float, causal: bool,
-                activation: str, ablated: tuple = ()) -> ModelRun:
+                activation: str, ablated: tuple = (), attention_fn=None) -> ModelRun:
         toks = list(tokens)
         emb, qkv, tags = _embed_and_project(tuple(toks))  # a slider does not change these: computed once
         mask = core.causal_mask(len(toks)) if causal else None
         trace = core.transformer_block(emb.x, block_params(), CONFIG.n_heads, temperature=temperature,
                                        scale=dk_scale, mask=mask, activation=activation, qkv=qkv,
-                                       head_mask=head_mask_for(ablated, 0, CONFIG.n_heads))
+                                       head_mask=head_mask_for(ablated, 0, CONFIG.n_heads),
+                                       attention_fn=attention_fn)
         return ModelRun(tokens=tuple(toks), token_tags=tags, special=(0,), embedding=emb,
                         layers=(trace,), params=(block_params(),))
 

@@ -201,7 +201,7 @@ class MiniLMModel:
         return words[-1] if words else 0
 
     def forward(self, toks, *, temperature: float, dk_scale: float, causal: bool, activation: str,
-                ablated: tuple = ()) -> ModelRun:
+                ablated: tuple = (), attention_fn=None) -> ModelRun:
         self._need()
         from . import bert
 
@@ -210,7 +210,7 @@ class MiniLMModel:
         ids = np.array([self._tokenizer.vocab[t] for t in toks], dtype=np.int64)
         mask = core.causal_mask(len(toks)) if causal else None
         emb, traces = bert.forward(self._weights, ids, temperature=temperature, scale=dk_scale, mask=mask,
-                                   ablated=ablated)
+                                   ablated=ablated, attention_fn=attention_fn)
         w = self._weights
         embedding = EmbeddingTrace(token=emb.word, position=emb.position, x=emb.out, token_type=emb.token_type,
                                    summed=emb.summed, ln_mean=emb.ln_mean, ln_std=emb.ln_std,

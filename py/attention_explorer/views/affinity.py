@@ -239,12 +239,15 @@ def affinity_table(tokens, trace, h: int, query: int) -> str:
 def render(state, computed, heads) -> str:
     """Formula with live numbers, the three bands of bars, a caption, and the screen-reader table."""
     trace, tokens, h, i = computed.trace, computed.tokens, state.head, state.query
-    pieces = softmax_pieces(trace.scaled_scores[h, i], trace.mask[i], trace.weights[h, i])
+    custom = bool(getattr(trace, "custom", False))  # weights from the reader's own attention function
+    pieces = softmax_pieces(trace.scaled_scores[h, i], trace.mask[i], trace.weights[h, i], check=not custom)
     tips = row_tips(tokens, trace, h, i, pieces)  # [n]: the same derivations as the heatmap's row i
     caption = ("Each band has its own vertical scale; the numbers carry the sizes. Blue bars are positive, "
                "orange negative. Hover or focus a bar (arrow keys move along the keys, Tab to the next band) "
                "to see how its weight is made.")
-    return (f'<div class="affinity">{formula(tokens, trace, h, i, pieces)}'
+    note = ('<p class="custom-badge" data-custom="true">Band 3 shows the weights your attention function '
+            'made; the formula is the page\'s own softmax, shown for comparison.</p>' if custom else "")
+    return (f'<div class="affinity">{note}{formula(tokens, trace, h, i, pieces)}'
             f'<div class="figure affinity-figure">{affinity_svg(tokens, trace, h, i, heads[h].name, tips)}</div>'
             f'<p class="caption"{attr(data_export_label=caption.partition(" Hover or focus")[0])}>{esc(caption)}</p>'
             f'{affinity_table(tokens, trace, h, i)}</div>')

@@ -61,7 +61,7 @@ def size_style(width: float) -> str:
 # the softmax's pieces, for display
 # --------------------------------------------------------------------------
 
-def softmax_pieces(scaled_row, allowed_row, weights_row):  # [n], [n] bool, [n] -> (float, [n], float)
+def softmax_pieces(scaled_row, allowed_row, weights_row, *, check: bool = True):  # [n], [n] bool, [n] -> (float, [n], float)
     """(row max m, exp(s_j − m) per key (0 where masked), their sum) for one row of the trace.
 
     Display only. core.softmax turns scaled scores into weights in one step and the
@@ -83,7 +83,9 @@ def softmax_pieces(scaled_row, allowed_row, weights_row):  # [n], [n] bool, [n] 
     shifted = np.where(allowed, scaled - row_max, 0.0)  # masked: 0 here, zeroed below (no overflow)
     exps = np.where(allowed, np.exp(shifted), 0.0)
     row_sum = float(np.sum(exps))
-    assert np.allclose(exps / row_sum, weights, rtol=rtol, atol=atol), \
+    # check=False: the weights came from the reader's own attention function (trace.custom); the pieces
+    # are then the page's softmax, shown beside them for comparison
+    assert not check or np.allclose(exps / row_sum, weights, rtol=rtol, atol=atol), \
         "softmax_pieces: exp(s − max) / sum does not reproduce the trace's weights"
     return row_max, exps, row_sum
 
@@ -99,8 +101,9 @@ def row_tips(tokens, trace, h: int, i: int, pieces=None) -> list[str]:
     repeat across a row are formatted once: a 32-token matrix has 1024 of these.
     """
     n = len(tokens)
+    custom = bool(getattr(trace, "custom", False))
     if pieces is None:
-        pieces = softmax_pieces(trace.scaled_scores[h, i], trace.mask[i], trace.weights[h, i])
+        pieces = softmax_pieces(trace.scaled_scores[h, i], trace.mask[i], trace.weights[h, i], check=not custom)
     row_max, exps, row_sum = pieces
     scores = trace.scores[h, i].tolist()           # [n] plain floats: faster to format than NumPy scalars
     scaled = trace.scaled_scores[h, i].tolist()    # [n]
@@ -121,6 +124,11 @@ def row_tips(tokens, trace, h: int, i: int, pieces=None) -> list[str]:
                         f"query before the softmax; its Q·K = {num(scores[j], 2)} goes unused.")
             continue
         s_j = num(scaled[j], 3)
+        if custom:  # the reader's function made the weight; the page's softmax is shown for comparison
+            tips.append(f"{head}\nQ·K = {num(scores[j], 2)}{dims}\n{divide}{s_j}\nyour attention function: "
+                        f"weight {num(weights[j], 4)} = {pct(weights[j])}\n(the page's softmax would give "
+                        f"{pct(exps[j] / row_sum if row_sum else 0.0)})")
+            continue
         tips.append(f"{head}\nQ·K = {num(scores[j], 2)}{dims}\n{divide}{s_j}\n"
                     f"exp({s_j}{minus_max}{num(exps[j], 4)}\n{row_sum_s}{num(weights[j], 4)} = {pct(weights[j])}")
     return tips
@@ -322,7 +330,8 @@ def _matrix_meta(state, computed) -> dict:
     return {"data_head": state.head, "data_temperature": f"{trace.temperature:g}",
             "data_dk_scale": f"{trace.scale:g}", "data_model": state.model, "data_layer": state.layer,
             "data_tokens": json.dumps(list(computed.tokens), ensure_ascii=False),
-            "data_special": json.dumps(list(computed.run.special))}
+            "data_special": json.dumps(list(computed.run.special)),
+            "data_custom": "true" if getattr(state, "custom", False) else None}  # the reader's attention function
 
 
 # What a slider (T, √d_k; the activation, for layers after the first), another head, layer or query

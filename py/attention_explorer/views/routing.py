@@ -314,6 +314,13 @@ def render(state, computed, heads) -> str:
                f"{esc(ref[0].upper() + ref[1:])}: line thickness and opacity show the weight {a_ij}.")
     special = computed.run.special
     note = sink_note(trace, h, i, tokens, special) if computed.embedding.learned else ""
+    if getattr(trace, "custom", False):
+        from .. import custom_attention
+
+        if not custom_attention.z_matches_weights(trace)[h]:  # the reader's function mixed the values its own way
+            note += ('<p class="custom-badge" data-custom="true">Your attention function returned a Z that is not '
+                     'the weighted sum of the values drawn here: the sum below is what the weights would give, '
+                     'the multi-head stage uses your Z.</p>')
     return (f'<div{attr(class_="routing-panel", data_query=i, data_head=h, data_all_heads="true" if state.routing_all_heads else "false")}>'
             f'{_head_legend(heads, shown, h) if state.routing_all_heads else ""}'
             f'<div class="routing-body"><figure class="routing-figure">'

@@ -17,8 +17,9 @@ DATA_ACTIONS = (("csv", "CSV", "Download the selected head's attention weights a
                 ("json", "JSON", "Download the selected head's attention weights, tokens and settings as JSON"))
 
 
-def toolbar(panel_id: str, title: str, *, data: bool = False) -> str:
-    actions = ACTIONS + (DATA_ACTIONS if data else ())
+def toolbar(panel_id: str, title: str, *, data: bool = False, pictures: bool = True) -> str:
+    """pictures=False: a panel of text (the code) has no SVG/PNG to save, only a link and an embed."""
+    actions = tuple(a for a in ACTIONS if pictures or a[0] not in ("svg", "png")) + (DATA_ACTIONS if data else ())
     buttons = "".join(
         f'<button type="button"{attr(class_="share-btn", data_action=a, data_target=panel_id, title=tip, aria_label=f"{label}: {title}")}>{esc(label)}</button>'
         for a, label, tip in actions)

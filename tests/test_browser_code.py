@@ -1,0 +1,147 @@
+"""Your own attention function, live (issue 12): edit, Run, errors that keep the last good view, an
+endless loop stopped, and a link that carries code without running it.
+
+Expected weights are computed here from the designed model's embedding and weights
+(test_browser_panels.independent_scores), with the softmax written out.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from attention_explorer import custom_attention, permalink, state as st
+from attention_explorer.models import designed as model
+from conftest import PageProblems, open_page, scroll_to, wait_ready
+from test_browser_panels import MATRIX, independent_scores
+
+pytestmark = pytest.mark.browser
+NO_SCALING = next(e for e in custom_attention.EDITS if e.id == "no-scaling").source
+MESSAGE = "#attention-code-message"
+
+
+@pytest.fixture(scope="module")
+def coded(browser, base_url):
+    context, page, problems = open_page(browser, base_url, viewport={"width": 1280, "height": 900})
+    wait_ready(page)
+    yield page, problems
+    context.close()
+
+
+def set_code(page, text: str):
+    """Put text in the editor the way the page's own controls do (#attention-code's value + input)."""
+    page.evaluate("""t => { const el = document.getElementById('attention-code'); el.value = t;
+        el.dispatchEvent(new Event('input')); }""", text)
+
+
+def matrix_custom(page) -> str | None:
+    return page.get_attribute(MATRIX, "data-custom")
+
+
+def heatmap(page) -> np.ndarray:
+    cells = page.eval_on_selector_all(f"{MATRIX} rect[data-i]", "els => els.map(e => [+e.dataset.i, +e.dataset.j, +e.dataset.weight])")
+    n = int(math.isqrt(len(cells)))
+    out = np.zeros((n, n))
+    for i, j, w in cells:
+        out[i, j] = w
+    return out
+
+
+def back_to_top(page):
+    page.evaluate("window.scrollTo(0, 0)")  # the heatmap on screen: it is redrawn there
+
+
+def test_an_edit_runs_on_every_head_and_the_heatmap_says_so(coded):
+    page, problems = coded
+    scroll_to(page, "code-card")
+    page.wait_for_selector("#code-card .code-mirror .cm-content")  # CodeMirror came with the card
+    assert page.is_hidden("#attention-code")
+    page.select_option("#code-edit", "no-scaling")
+    assert page.input_value("#attention-code") == NO_SCALING, "a ready-made edit goes into the editor"
+    assert page.get_attribute('[data-view="code-status"]', "data-custom") == "false", "choosing an edit runs nothing"
+    assert page.inner_text("#code-look-for")
+    page.click("#run-code")
+    page.wait_for_selector('[data-view="code-status"][data-custom="true"]')
+    back_to_top(page)
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.custom === 'true'")
+    scores = independent_scores(model.DEFAULT_TEXT, 0)
+    want = np.exp(scores - scores.max(axis=1, keepdims=True))  # softmax(QKᵀ / T), T = 1: no √d_k
+    want /= want.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(heatmap(page), want, atol=1e-9)
+    assert "your attention function" in page.inner_text('[data-panel="head-info"]').lower()
+    # Reset brings the page's own function back, in the editor too
+    scroll_to(page, "code-card")
+    page.click("#reset-code")
+    page.wait_for_selector('[data-view="code-status"][data-custom="false"]')
+    assert page.input_value("#attention-code") == custom_attention.SOURCE
+    # Ctrl+Enter in the editor runs it
+    page.click("#code-card .cm-content")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector('[data-view="code-status"][data-custom="true"]')
+    page.click("#reset-code")
+    page.wait_for_selector('[data-view="code-status"][data-custom="false"]')
+    problems.assert_none()
+
+
+def test_errors_say_what_is_wrong_and_keep_the_last_good_view(coded):
+    page, problems = coded
+    scroll_to(page, "code-card")
+    set_code(page, NO_SCALING)
+    page.click("#run-code")
+    page.wait_for_selector('[data-view="code-status"][data-custom="true"]')
+    broken = NO_SCALING.replace("return z, weights", "return z, weights +")
+    set_code(page, broken)
+    page.click("#run-code")
+    page.wait_for_function(f"document.querySelector('{MESSAGE}').textContent.includes('line')")
+    line = broken.splitlines().index(next(l for l in broken.splitlines() if "return z, weights +" in l)) + 1
+    assert f"line {line}" in page.inner_text(MESSAGE)
+    nan = NO_SCALING.replace("return z, weights", "return z, weights * np.nan")
+    set_code(page, nan)
+    page.click("#run-code")
+    page.wait_for_function(f"document.querySelector('{MESSAGE}').textContent.includes('NaN')")
+    assert page.get_attribute('[data-view="code-status"]', "data-custom") == "true", "the last good function stays"
+    assert st.State().text  # the page is still live: another head draws with the last good function
+    back_to_top(page)
+    page.select_option("#head", "2")
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.head === '2' "
+                           f"&& document.querySelector('{MATRIX}').dataset.custom === 'true'")
+    problems.assert_none()
+
+
+def test_an_endless_loop_is_stopped_and_the_page_comes_back(coded):
+    page, problems = coded
+    scroll_to(page, "code-card")
+    loop = custom_attention.SOURCE.replace("    return z, weights", "    while True:\n        pass\n    return z, weights")
+    set_code(page, loop)
+    page.click("#run-code")
+    page.wait_for_function(f"document.querySelector('{MESSAGE}').textContent.includes('more than 2 s')", timeout=10_000)
+    wait_ready(page)  # a new worker, started with the last good state
+    assert "more than 2 s" in page.inner_text(MESSAGE)
+    back_to_top(page)
+    page.select_option("#head", "1")
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.head === '1'")
+    # the function that ran before the loop (test above: no scaling) is in use again
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.custom === 'true'")
+    scroll_to(page, "code-card")
+    page.click("#reset-code")
+    page.wait_for_selector('[data-view="code-status"][data-custom="false"]')
+    problems.assert_none()
+
+
+def test_a_link_with_code_shows_it_and_runs_nothing(browser, base_url):
+    code = NO_SCALING.replace("# ", "# from a link: ")
+    fragment = permalink.encode(st.apply_event(st.State(), {"type": "run_code", "value": code}))
+    context, page, problems = open_page(browser, base_url + "#" + fragment, viewport={"width": 1280, "height": 900})
+    try:
+        wait_ready(page)
+        assert page.input_value("#attention-code") == code
+        assert matrix_custom(page) is None, "a link never runs code"
+        assert "was not run" in page.inner_text("#link-notice")
+        scroll_to(page, "code-card")
+        page.wait_for_selector('[data-view="code-status"][data-custom="false"]')
+        assert "has not been run" in page.inner_text('[data-view="code-status"]')
+        problems.assert_none()
+    finally:
+        context.close()
