@@ -297,12 +297,21 @@ async function pump() {
   busy = true;
   const { event, done } = queue.shift();
   try {
-    const res = await (event.type === "run_code" ? dispatchWithLimit(event) : worker.sync.dispatch(event));
+    // the reader's code runs on a Run, and on every later change while it is in use: both are limited
+    const limited = event.type === "run_code" || lastRunCode !== null;
+    const res = await (limited ? dispatchWithLimit(event) : worker.sync.dispatch(event));
     if (event.type === "run_code" && !res.message) lastRunCode = event.value; // it ran: safe to run again
     if (event.type === "reset_code") lastRunCode = null;
     applyResponse(res, event);
   } catch (err) {
-    if (err instanceof CodeTimeout) { await restartAfterTimeout(); return; }
+    if (err instanceof CodeTimeout) {
+      // a new function that hangs: the last one that ran comes back; the function in use hanging on a
+      // later change (a slider, a sentence): it is switched off, or the restart would hang again
+      const culprit = event.type !== "run_code";
+      if (culprit) lastRunCode = null;
+      await restartAfterTimeout(culprit);
+      return;
+    }
     console.warn("dispatch failed", err);
     $("input-message").textContent = "Something went wrong computing that view; the last good picture stays. ("
       + String(err.message || err).split("\n").filter(Boolean).pop() + ")";
@@ -331,14 +340,15 @@ function dispatchWithLimit(event) {
   return Promise.race([worker.sync.dispatch(event), limit]).finally(() => clearTimeout(timer));
 }
 
-async function restartAfterTimeout() {
+async function restartAfterTimeout(switchedOff = false) {
   const stopped = worker;
   worker = null; // events wait in the queue meanwhile
   try { stopped.terminate(); } catch (err) { console.warn("could not stop the worker", err); }
   root.dataset.state = "loading";
   statusBox.classList.remove("is-ready");
   const said = `Your function ran for more than ${CODE_LIMIT_MS / 1000} s (an endless loop?), so Python was `
-    + "stopped and started again; the pictures show the last function that worked.";
+    + (switchedOff ? "stopped and started again with the page's own attention function."
+                   : "stopped and started again; the pictures show the last function that worked.");
   $("attention-code-message").textContent = said;
   progress("Restarting Python after your function ran too long…", 0);
   try {

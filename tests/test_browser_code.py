@@ -130,6 +130,25 @@ def test_an_endless_loop_is_stopped_and_the_page_comes_back(coded):
     problems.assert_none()
 
 
+def test_a_function_that_hangs_on_a_later_change_is_switched_off(coded):
+    """Fast at T = 1, endless above T = 2: the slider's change is stopped after 2 s, and Python comes
+    back with the page's own function (running the hanging one again would hang again)."""
+    page, problems = coded
+    scroll_to(page, "code-card")
+    trap = custom_attention.SOURCE.replace("    return z, weights",
+                                           "    while temperature > 2:\n        pass\n    return z, weights")
+    set_code(page, trap)
+    page.click("#run-code")
+    page.wait_for_selector('[data-view="code-status"][data-custom="true"]')
+    back_to_top(page)
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.custom === 'true'")
+    page.eval_on_selector("#temperature", "el => { el.value = '3'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    page.wait_for_function(f"document.querySelector('{MESSAGE}').textContent.includes('page\\'s own')", timeout=10_000)
+    wait_ready(page)
+    page.wait_for_function(f"!document.querySelector('{MATRIX}').dataset.custom")
+    problems.assert_none()
+
+
 def test_a_link_with_code_shows_it_and_runs_nothing(browser, base_url):
     code = NO_SCALING.replace("# ", "# from a link: ")
     fragment = permalink.encode(st.apply_event(st.State(), {"type": "run_code", "value": code}))

@@ -82,7 +82,7 @@ PANELS: dict[str, Panel] = {
     "query-why": Panel(lambda s, c: qk_dot.why_line(s, c), _fields(*LAYER, "query", "head")),
     "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads), _fields("model", "text")),
     "stepper": Panel(lambda s, c: stepper.render(s, c), _fields("stage")),
-    "stage-detail": Panel(lambda s, c: stepper.render_detail(s, c), _fields("model", "stage")),
+    "stage-detail": Panel(lambda s, c: stepper.render_detail(s, c), _fields("model", "stage", "custom")),
     "embedding": Panel(lambda s, c: embedding.render(s, c), _fields("model", "text", "query")),
     "projections": Panel(lambda s, c: projections.render(s, c), _fields(*LAYER, "query", "head")),
     "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head")),

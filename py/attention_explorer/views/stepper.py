@@ -99,4 +99,7 @@ def render_detail(state, computed) -> str:
     return (f'<div class="stage-detail" data-stage-detail="{k}"><p class="stage-title">Stage {k + 1} of {len(STAGES)}: '
             f'<strong>{esc(STAGES[k])}</strong></p>'
             f'<div class="stage-formula">{_formulas(learned)[k]}</div>'
-            f'<p class="stage-line">{esc(explanations(computed.model, learned)[k])}</p></div>')
+            f'<p class="stage-line">{esc(explanations(computed.model, learned)[k])}</p>'
+            + ('<p class="custom-badge" data-custom="true">Every stage below is computed with your attention '
+               'function (see “Your own attention function” at the end).</p>' if getattr(state, "custom", False) else "")
+            + '</div>')
