@@ -386,13 +386,15 @@ if ($("run-code")) {
     setCodeText(edit ? edit.source : data.edits.original);
     $("code-look-for").textContent = edit ? edit.look_for : "";
   });
-  // CodeMirror, from PyScript's bundle, only when the editor comes near the screen (editor.js)
-  new IntersectionObserver((entries, obs) => {
+  // CodeMirror, from PyScript's bundle, only once the editor is on screen and Python is ready (editor.js).
+  // No margin: at first paint the panels above are still inert templates, so the page is short and
+  // the editor would count as near and cost the first screen its main thread.
+  workerReady.then(() => new IntersectionObserver((entries, obs) => {
     if (!entries.some((e) => e.isIntersecting)) return;
     obs.disconnect();
     import("./editor.js").then((m) => m.upgrade($("attention-code"), data.files, runCode))
       .catch((err) => console.warn("the code editor could not load; the plain text box stays", err));
-  }, { rootMargin: "50% 0px" }).observe($("code-card"));
+  }).observe($("code-card")));
 }
 
 function setCodeText(text) {
@@ -727,7 +729,8 @@ async function preflight() {
 async function launch(hash) {
   progress("Loading the Python runtime (Pyodide, about 9 MB)…", 0);
   const { PyWorker } = await import("./vendor/pyscript/core.js");
-  // an object, not the JSON text: a second worker (after a restart) would get the text unparsed
+  // an object, not the JSON text: a second worker (after a restart) would be handed the text unparsed
+  // (pyscript.magic_js fails on it); Lighthouse measured no difference for the first
   const config = JSON.parse($("worker-config").textContent);
   const version = new URL("./vendor/pyodide/pyodide.mjs", document.baseURI).href;
   const [w] = await Promise.all([
