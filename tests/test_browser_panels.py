@@ -36,8 +36,9 @@ def fresh(live):
 
 def reset_page(live):
     """Reset the shared page to the default state and wait until its heatmap shows it (the heatmap must
-    be on screen: panels far off screen are redrawn only when they come back)."""
-    live.evaluate("window.scrollTo(0, 0)")
+    be on screen: panels far off screen are redrawn only when they come back; callers that scrolled far
+    scroll back first, and not while a smooth scroll of the stepper's is under way: the stepper would
+    then follow where that scroll ends, undoing the reset's stage)."""
     live.click("#reset")
     live.wait_for_function(f"""(() => {{ const s = document.querySelector('{MATRIX}');
         return s.dataset.head === '0' && s.dataset.temperature === '1' && s.dataset.query === '{model.DEFAULT_QUERY}'
