@@ -15,14 +15,19 @@ editor's text; the edits and the original source come to the bridge as JSON (edi
 """
 from __future__ import annotations
 
-from .. import custom_attention
 from .markup import attr, esc
+
+# custom_attention (the reader's-code machinery) is imported by the functions that need its source text:
+# build.py's editor markup and an embed of the code, not the worker's start-up (the status and badge below
+# need only the state).
 
 RUN_KEYS = "Ctrl+Enter (⌘+Enter on a Mac)"
 
 
 def render_editor(state) -> str:
     """The editor's static markup; its text is the state's code, or the page's own function."""
+    from .. import custom_attention
+
     source = state.code or custom_attention.SOURCE
     options = "".join(f'<option{attr(value=e.id)}>{esc(e.title)}</option>' for e in custom_attention.EDITS)
     return (
@@ -48,6 +53,8 @@ def render_editor(state) -> str:
 
 def edits_data() -> dict:
     """The ready-made edits for the bridge's <select>: {"original": source, "edits": {id: {...}}}."""
+    from .. import custom_attention
+
     return {"original": custom_attention.SOURCE,
             "edits": {e.id: {"title": e.title, "look_for": e.look_for, "source": e.source}
                       for e in custom_attention.EDITS}}
@@ -82,6 +89,8 @@ def badge(state) -> str:
 
 def render_embed(state, full_link: str) -> str:
     """An embed shows the code read-only, with a link to run it in the explorer (it never runs here)."""
+    from .. import custom_attention
+
     source = state.code or custom_attention.SOURCE
     return (f'<div class="code-embed" data-view="code-embed"><pre class="code-readonly" tabindex="0" '
             f'aria-label="The attention function, read-only"><code>{esc(source)}</code></pre>'
