@@ -92,7 +92,9 @@ main() {
       setup_python
       setup_chromium
       "$PY" build.py  # fetch + verify the runtime first, so a fetch failure reads as one
-      exec "$PY" -m pytest "$@"
+      # two workers (pytest-xdist), a file or a group of files sharing one page load to each
+      # (tests/conftest.py); arguments given here come after, so `-n 0` runs in one process
+      exec "$PY" -m pytest -n 2 --dist loadfile "$@"
       ;;
     bench)
       setup_python

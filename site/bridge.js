@@ -219,16 +219,18 @@ function bringIntoView(id) {
   el.scrollIntoView({ behavior: smooth ? "smooth" : "auto", block: "start" });
 }
 
-// The stepper follows the reader's scrolling: when a scroll settles, the stage whose section crosses
-// the reading line (a third down the screen) becomes current. Not after the page's own scroll to a
-// chosen stage (its section may stop below the line at the end of the page): that one is current.
+// The stepper follows the reader's scrolling: when a scroll the reader made settles, the stage whose
+// section crosses the reading line (a third down the screen) becomes current. Not after the page's own
+// scroll to a chosen stage (its section may stop below the line at the end of the page): that one is
+// current. Nor after a scroll nobody asked for (scroll anchoring as panels appear above, a host page's
+// or a script's scrolling): only the reader's wheel, touch, pointer or keys move the stepper.
 let ownTarget = null, ownSince = 0, ownTries = 0;
-let readerScrolled = false; // wheel, touch or a scrolling key since the page's own scroll began
+let readerScrolled = false; // wheel, touch, pointer or a scrolling key since the last scroll settled
 for (const type of ["wheel", "touchmove", "pointerdown"]) {
   window.addEventListener(type, () => { readerScrolled = true; }, { passive: true });
 }
 window.addEventListener("keydown", (e) => {
-  if (["PageUp", "PageDown", "Home", "End", "ArrowUp", "ArrowDown", " "].includes(e.key)
+  if (["PageUp", "PageDown", "Home", "End", "ArrowUp", "ArrowDown", " ", "Tab"].includes(e.key)
       && !(e.target.closest && e.target.closest("input, select, textarea"))) readerScrolled = true;
 });
 const atBottom = () => window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 4;
@@ -245,7 +247,8 @@ function scrollSettled() {
     return; // the chosen stage stays current
   }
   ownTarget = null;
-  followStage();
+  if (readerScrolled) followStage();
+  readerScrolled = false;
 }
 if ("onscrollend" in window) window.addEventListener("scrollend", scrollSettled);
 else { // no scrollend event (older Safari): a scroll quiet for 150 ms has settled

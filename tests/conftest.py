@@ -70,6 +70,47 @@ def serve_folder(folder: Path, handler=SubpathHandler):
     return server
 
 
+# Modules that share one page load (see "pages are shared" below). Under pytest-xdist with
+# `--dist loadfile` (`bash dev.sh test`) each file is one unit of work, and each of these groups too,
+# so a worker loads a shared page once. A new module using `live` belongs in "explorer".
+SHARED_PAGE_MODULES = {
+    "explorer": ("test_browser_core_agreement.py", "test_browser_panels.py", "test_browser_qk.py",
+                 "test_browser_research.py", "test_browser_share.py", "test_browser_skeleton.py"),
+    "laptop": ("test_browser_keyboard.py", "test_browser_layout.py"),
+}
+
+
+# The longest units first (a page load each, and the axe-core checks), so that the two workers end
+# together: modules run in this order, then every other file in its usual order.
+LONGEST_FIRST = (*SHARED_PAGE_MODULES["explorer"], "test_browser_a11y.py", "test_browser_code.py",
+                 "test_browser_trained.py", *SHARED_PAGE_MODULES["laptop"])
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept within
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, with each group of SHARED_PAGE_MODULES one unit, handed out in collection
+    order (LONGEST_FIRST), not by number of tests. (pytest-xdist's `loadgroup` would read xdist_group
+    marks, but it cannot mark node ids under pytest 9.2: it groups nothing.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False
+
+    group_of = {name: group for group, names in SHARED_PAGE_MODULES.items() for name in names}
+
+    class SharedPageScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return group_of.get(path.rsplit("/", 1)[-1], path)
+
+    return SharedPageScheduling(config, log)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def trained_model_installed():
     """The trained model installed from its bundle, as the page's worker installs it after the download.
@@ -142,7 +183,9 @@ class PageProblems:
             self.items.append(f"request to another host: {request.url}")
 
     def assert_none(self):
-        assert not self.items, "the page reported problems:\n" + "\n".join(self.items)
+        """Fail on what was seen since the last call (a shared page's problem fails one test, not every later one)."""
+        items, self.items = self.items, []
+        assert not items, "the page reported problems:\n" + "\n".join(items)
 
 
 def open_page(browser, url: str, *, viewport=None, color_scheme="light", allowed_origins=None):
@@ -168,15 +211,40 @@ def wait_ready(page, timeout=READY_TIMEOUT_MS):
 # The shared page is one very tall viewport, so every panel is on screen and is redrawn at
 # once (the page defers panels far off screen; test_browser_panels tests that separately).
 TALL = {"width": 1280, "height": 12000}
+LAPTOP = {"width": 1280, "height": 800}
+
+
+# Page loads are the suite's main cost (Pyodide + NumPy boot: seconds of CPU each on 2 cores), so
+# pages are shared: one tall page across the "explorer" modules of SHARED_PAGE_MODULES, one
+# laptop-sized page across the "laptop" ones (each group runs on one worker: see above). Each module
+# gets the page back at the top, in the default view (back_to_default).
+
+
+def ready_page(browser, base_url, viewport):
+    """Yields (page, problems) of a new page loaded and ready in that window; closes it after."""
+    context, page, problems = open_page(browser, base_url, viewport=viewport)
+    try:
+        wait_ready(page)
+        yield page, problems
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def _tall_page(browser, base_url):
+    yield from ready_page(browser, base_url, TALL)
+
+
+@pytest.fixture(scope="session")
+def _laptop_page(browser, base_url):
+    yield from ready_page(browser, base_url, LAPTOP)
 
 
 @pytest.fixture(scope="module")
-def explorer(browser, base_url):
-    """One page load shared by a module's tests: (page, problems), ready."""
-    context, page, problems = open_page(browser, base_url, viewport=TALL)
-    wait_ready(page)
-    yield page, problems
-    context.close()
+def explorer(_tall_page):
+    """The shared tall page, ready, in the default view: (page, problems)."""
+    back_to_default(_tall_page[0])
+    return _tall_page
 
 
 @pytest.fixture
@@ -185,6 +253,58 @@ def live(explorer):
     page, problems = explorer
     yield page
     problems.assert_none()
+
+
+@pytest.fixture(scope="module")
+def laptop(_laptop_page):
+    """A shared page in a 1280×800 window (panels far below are deferred), ready, in the default view,
+    scrolled to the top: (page, problems)."""
+    back_to_default(_laptop_page[0])
+    return _laptop_page
+
+
+MATRIX = 'svg[data-view="attention-matrix"]'
+
+
+def to_the_top(page):
+    """Scroll a page to the top as a reader would (a wheel event first: a scroll the page itself began,
+    to a stage chosen in the test before, is then over and not finished later), and wait until that
+    scroll has settled and the bridge has reacted to it (scrollend, then two frames)."""
+    page.evaluate("""() => new Promise((resolve, reject) => {
+        if (window.scrollY === 0) return resolve();
+        const limit = setTimeout(() => reject(new Error('to_the_top: no scrollend within 10 s')), 10000);
+        window.addEventListener('scrollend', () => requestAnimationFrame(() => requestAnimationFrame(() => {
+            clearTimeout(limit); resolve(); })), { once: true });
+        window.dispatchEvent(new WheelEvent('wheel'));
+        window.scrollTo({ top: 0, behavior: 'instant' });
+    })""")
+
+
+def reset_page(page):
+    """A shared page at the top, reset to the default state, once its heatmap shows it (panels far off
+    screen are redrawn only when they come back, so the page goes to the top first)."""
+    from attention_explorer import tokens
+    from attention_explorer.models import designed
+
+    n = len(tokens.tokenize(designed.DEFAULT_TEXT)) + 1  # the designed model's start token, then the words
+    to_the_top(page)
+    page.click("#reset")
+    page.wait_for_function(f"""(() => {{ const s = document.querySelector('{MATRIX}');
+        return s.dataset.model === 'designed' && s.dataset.head === '0' && s.dataset.temperature === '1'
+            && s.dataset.query === '{designed.DEFAULT_QUERY}'
+            && document.querySelector('[data-stage-detail]').dataset.stageDetail === '0'
+            && !document.querySelector('{MATRIX} [data-masked]')
+            && document.querySelectorAll('{MATRIX} rect[data-i]').length === {n * n}; }})()""")
+    page.mouse.move(0, 0)
+    return page
+
+
+def back_to_default(page):
+    """A shared page as a new module expects it: no dialog open, nothing focused, at the top, the
+    default view."""
+    page.evaluate("""() => { for (const d of document.querySelectorAll('dialog[open]')) d.close();
+        document.activeElement?.blur?.(); }""")
+    reset_page(page)
 
 
 def scroll_to(page, element_id: str):

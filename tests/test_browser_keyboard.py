@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import open_page, wait_ready
-
 pytestmark = pytest.mark.browser
 MATRIX = 'svg[data-view="attention-matrix"]'
 
 
-@pytest.fixture(scope="module")
-def page(browser, base_url):
-    context, page, problems = open_page(browser, base_url, viewport={"width": 1280, "height": 800})
-    wait_ready(page)
+@pytest.fixture
+def page(laptop):
+    """The shared 1280×800 page; each test also fails on any page problem."""
+    page, problems = laptop
     yield page
     problems.assert_none()
-    context.close()
 
 
 def focused(page) -> dict:

@@ -1,16 +1,28 @@
-"""The first screen is the workspace: input, settings and the heatmap, on a laptop and on a phone.
+"""The first screen is the workspace: input, settings and the heatmap, on a laptop and on a phone; panels
+below it are drawn as the reader scrolls to them.
 
 Positions are layout facts (not timings): at 1280×800 the heatmap starts on the first screen, at
-360×740 within two screens; the page never scrolls sideways; the sticky stepper stays small.
+360×740 within two screens; the page never scrolls sideways; the sticky stepper stays small. The phone
+page is a load of its own, so it is a first visit at that width, served from the sub-path like every page.
 """
 from __future__ import annotations
 
 import pytest
 
-from conftest import open_page, wait_ready
+from attention_explorer.models import designed as model
+from conftest import ready_page
+from test_browser_panels import independent_scores
+from test_browser_skeleton import set_range, wait_matrix
 
 pytestmark = pytest.mark.browser
 MATRIX = 'svg[data-view="attention-matrix"]'
+PHONE = {"width": 360, "height": 740}
+
+
+@pytest.fixture(scope="module")
+def phone(browser, base_url):
+    """A page loaded at 360×740 and ready: (page, problems)."""
+    yield from ready_page(browser, base_url, PHONE)
 
 
 def _layout(page) -> dict:
@@ -21,28 +33,44 @@ def _layout(page) -> dict:
                  barHeight: bar.height, h1: document.querySelector('h1').textContent }}; }})()""")
 
 
-@pytest.mark.parametrize("width,height,max_top", [(1280, 800, 680), (360, 740, 2 * 740)])
-def test_the_heatmap_is_on_the_first_screen(browser, base_url, width, height, max_top):
-    context, page, problems = open_page(browser, base_url, viewport={"width": width, "height": height})
-    try:
-        wait_ready(page)
-        got = _layout(page)
-        assert got["matrixTop"] <= max_top, f"the heatmap starts {got['matrixTop']:.0f} px down at {width}×{height}"
-        assert got["pageWidth"] <= width, f"the page scrolls sideways: {got['pageWidth']} px wide at {width}"
-        assert got["barHeight"] <= 0.15 * height, f"the sticky stepper takes {got['barHeight']:.0f} px"
-        assert got["h1"] == "How Transformers Work: Interactive Self-Attention & Architecture Explorer"
-        problems.assert_none()
-    finally:
-        context.close()
+@pytest.mark.parametrize("window,max_top", [("laptop", 680), ("phone", 2 * PHONE["height"])])
+def test_the_heatmap_is_on_the_first_screen(request, window, max_top):
+    page, problems = request.getfixturevalue(window)
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    got = _layout(page)
+    assert got["matrixTop"] <= max_top, f"the heatmap starts {got['matrixTop']:.0f} px down at {width}×{height}"
+    assert got["pageWidth"] <= width, f"the page scrolls sideways: {got['pageWidth']} px wide at {width}"
+    assert got["barHeight"] <= 0.15 * height, f"the sticky stepper takes {got['barHeight']:.0f} px"
+    assert got["h1"] == "How Transformers Work: Interactive Self-Attention & Architecture Explorer"
+    problems.assert_none()
 
 
-def test_a_figure_that_scrolls_sideways_says_so(browser, base_url):
-    context, page, problems = open_page(browser, base_url, viewport={"width": 360, "height": 740})
-    try:
-        wait_ready(page)
-        scrolls = page.evaluate("(() => { const f = document.querySelector('[data-panel=\"attention-matrix\"]');"
-                                " return [f.scrollWidth > f.clientWidth + 1, f.classList.contains('is-scrollable')]; })()")
-        assert scrolls[0] == scrolls[1], "a heatmap wider than the screen is marked (and shows a cue), else not"
-        problems.assert_none()
-    finally:
-        context.close()
+def test_a_figure_that_scrolls_sideways_says_so(phone):
+    page, problems = phone
+    scrolls = page.evaluate("(() => { const f = document.querySelector('[data-panel=\"attention-matrix\"]');"
+                            " return [f.scrollWidth > f.clientWidth + 1, f.classList.contains('is-scrollable')]; })()")
+    assert scrolls[0] == scrolls[1], "a heatmap wider than the screen is marked (and shows a cue), else not"
+    problems.assert_none()
+
+
+def test_panels_off_screen_catch_up_when_scrolled_into_view(laptop):
+    """At a laptop's height, a slider redraws what is on screen at once; a panel far below
+    shows the new numbers by the time the reader scrolls to it."""
+    page, problems = laptop
+    page.locator('[data-panel="attention-matrix"]').scroll_into_view_if_needed()
+    page.select_option("#activation", "relu")
+    set_range(page, "#temperature", 3.0)
+    wait_matrix(page, temperature="3")
+    # panels below the first screen appear as they come near, which moves what is below them:
+    # keep scrolling to the panel until it shows the new numbers
+    page.wait_for_function("""(() => { const p = document.querySelector('[data-panel="ffn"]');
+        p.scrollIntoView(); return p.querySelector('[data-view="ffn"][data-activation="relu"]'); })()""")
+    units = page.eval_on_selector_all('[data-panel="ffn"] circle[data-unit]',
+                                      "els => els.map(e => [+e.dataset.pre, +e.dataset.act])")
+    assert units and all(act == pytest.approx(max(0.0, pre), abs=1e-9) for pre, act in units)
+    page.evaluate("document.querySelector('[data-panel=\"affinity\"]').scrollIntoView()")
+    scores = independent_scores(model.DEFAULT_TEXT, 0)[model.DEFAULT_QUERY]
+    page.wait_for_function("(want) => { const b = document.querySelector('[data-panel=\"affinity\"] g.bar[data-j=\"1\"]');"
+                           " if (!b) document.querySelector('[data-panel=\"affinity\"]').scrollIntoView();"
+                           " return b && Math.abs(+b.dataset.scaled - want) < 1e-9; }", arg=scores[1] / (8.0 * 3.0))
+    problems.assert_none()

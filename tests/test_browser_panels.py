@@ -12,7 +12,7 @@ import pytest
 
 from attention_explorer.models import designed as model
 from attention_explorer import tokens as tok
-from conftest import open_page, wait_ready
+from conftest import reset_page
 from test_browser_skeleton import independent_weights, model_tokens, set_range, wait_matrix
 
 pytestmark = pytest.mark.browser
@@ -32,21 +32,6 @@ def independent_scores(text: str, head: int) -> np.ndarray:
 def fresh(live):
     """The shared page, reset to the default state first."""
     return reset_page(live)
-
-
-def reset_page(live):
-    """Reset the shared page to the default state and wait until its heatmap shows it (the heatmap must
-    be on screen: panels far off screen are redrawn only when they come back; callers that scrolled far
-    scroll back first, and not while a smooth scroll of the stepper's is under way: the stepper would
-    then follow where that scroll ends, undoing the reset's stage)."""
-    live.click("#reset")
-    live.wait_for_function(f"""(() => {{ const s = document.querySelector('{MATRIX}');
-        return s.dataset.head === '0' && s.dataset.temperature === '1' && s.dataset.query === '{model.DEFAULT_QUERY}'
-            && document.querySelector('[data-stage-detail]').dataset.stageDetail === '0'
-            && !document.querySelector('{MATRIX} [data-masked]')
-            && document.querySelectorAll('{MATRIX} rect[data-i]').length === {len(model_tokens(model.DEFAULT_TEXT)) ** 2}; }})()""")
-    live.mouse.move(0, 0)
-    return live
 
 
 def tooltip_text(page) -> str:
@@ -247,28 +232,3 @@ def test_token_limit_and_empty_input_keep_the_last_good_picture(fresh):
         assert fresh.inner_html('[data-panel="attention-matrix"]') == good
         fresh.fill("#tokens", ok)
         fresh.wait_for_function("document.getElementById('input-message').textContent === ''")
-
-
-def test_panels_off_screen_catch_up_when_scrolled_into_view(browser, base_url):
-    """At a laptop's height, a slider redraws what is on screen at once; a panel far below
-    shows the new numbers by the time the reader scrolls to it."""
-    context, page, problems = open_page(browser, base_url, viewport={"width": 1280, "height": 800})
-    wait_ready(page)
-    page.locator('[data-panel="attention-matrix"]').scroll_into_view_if_needed()
-    page.select_option("#activation", "relu")
-    set_range(page, "#temperature", 3.0)
-    wait_matrix(page, temperature="3")
-    # panels below the first screen appear as they come near, which moves what is below them:
-    # keep scrolling to the panel until it shows the new numbers
-    page.wait_for_function("""(() => { const p = document.querySelector('[data-panel="ffn"]');
-        p.scrollIntoView(); return p.querySelector('[data-view="ffn"][data-activation="relu"]'); })()""")
-    units = page.eval_on_selector_all('[data-panel="ffn"] circle[data-unit]',
-                                      "els => els.map(e => [+e.dataset.pre, +e.dataset.act])")
-    assert units and all(act == pytest.approx(max(0.0, pre), abs=1e-9) for pre, act in units)
-    page.evaluate("document.querySelector('[data-panel=\"affinity\"]').scrollIntoView()")
-    scores = independent_scores(model.DEFAULT_TEXT, 0)[model.DEFAULT_QUERY]
-    page.wait_for_function("(want) => { const b = document.querySelector('[data-panel=\"affinity\"] g.bar[data-j=\"1\"]');"
-                           " if (!b) document.querySelector('[data-panel=\"affinity\"]').scrollIntoView();"
-                           " return b && Math.abs(+b.dataset.scaled - want) < 1e-9; }", arg=scores[1] / (8.0 * 3.0))
-    problems.assert_none()
-    context.close()

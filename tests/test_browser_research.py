@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.models import designed as model
-from conftest import scroll_to
-from test_browser_panels import MATRIX, reset_page
+from conftest import MATRIX, reset_page, scroll_to
 from test_browser_skeleton import independent_weights, model_tokens
 
 pytestmark = pytest.mark.browser
@@ -29,7 +28,6 @@ DK = 8.0
 def fresh(live):
     """The shared page back at the top (the previous test may have left it at the research section,
     with the heatmap off screen and so not redrawn), reset to the default state."""
-    live.evaluate("window.scrollTo(0, 0)")
     return reset_page(live)
 
 

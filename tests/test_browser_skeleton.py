@@ -16,7 +16,6 @@ import pytest
 
 from attention_explorer.models import designed as model
 from attention_explorer import tokens as tok
-from conftest import open_page, wait_ready
 
 pytestmark = pytest.mark.browser
 
@@ -178,14 +177,4 @@ def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base
     assert page.evaluate("document.documentElement.dataset.state") == "error"
     assert "could not start" in page.inner_text("#runtime-status")
     assert page.locator('svg[data-view="attention-matrix"] rect[data-i]').count() > 0
-    context.close()
-
-
-def test_works_from_a_subpath_at_a_phone_width(browser, base_url):
-    """A second, independent load at 360 px: ready, no page problems, no horizontal scroll."""
-    context, page, problems = open_page(browser, base_url, viewport={"width": 360, "height": 740})
-    wait_ready(page)
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0, f"the page scrolls sideways by {overflow}px at 360px"
-    problems.assert_none()
     context.close()
