@@ -108,3 +108,21 @@ def test_choosing_a_stage_is_not_undone_by_the_scroll_it_starts(page):
     assert "set_stage:follow" not in sent, f"the stepper followed its own scroll: {sent}"
     page.wait_for_selector('[data-stage-detail="3"]')
     assert page.get_attribute('.stepper [aria-current="step"]', "data-value") == "3"
+
+
+def test_a_scroll_the_reader_did_not_make_leaves_the_stepper_alone(page):
+    """Scroll anchoring as panels appear above, or a script (a host page's, a test's): not the reader."""
+    _scrolled_by_hand(page, "stage-input")
+    page.wait_for_selector('.stepper .step[data-value="0"][aria-current="step"]')
+    sent_before = page.evaluate("attentionExplorer.sent.length")
+    page.evaluate("""() => new Promise((resolve) => {
+        window.addEventListener('scrollend', () => requestAnimationFrame(() => requestAnimationFrame(resolve)),
+                                { once: true });
+        window.scrollTo({ top: scrollY + document.getElementById('stage-layernorm').getBoundingClientRect().top,
+                          behavior: 'instant' }); })""")
+    assert abs(page.evaluate("document.getElementById('stage-layernorm').getBoundingClientRect().top")) < 40
+    sent = page.evaluate("n => attentionExplorer.sent.slice(n)", sent_before)
+    assert "set_stage:follow" not in sent, f"the stepper followed a scroll the reader did not make: {sent}"
+    assert page.get_attribute('.stepper [aria-current="step"]', "data-value") == "0"
+    _scrolled_by_hand(page, "stage-attention")  # and the reader's own scroll from there is followed
+    page.wait_for_selector('.stepper .step[data-value="2"][aria-current="step"]')
