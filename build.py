@@ -317,13 +317,15 @@ def startup_sources() -> list[str]:
 
 
 def worker_config(modules: list[str]) -> dict:
-    """PyScript config for the worker: our modules copied into its file system.
+    """The worker's config: {"startup_modules": [paths under py/]}, the rest PyScript's (none needed).
 
-    NumPy is not listed under "packages": that would make PyScript load micropip
-    and packaging first (~1.3 s, RUNTIME.md); the worker loads NumPy straight from
+    The bridge hands the modules to the worker's load_numpy, which fetches them into its file system
+    while NumPy loads; PyScript's "files" would fetch them first, before the worker runs, on the
+    way to `ready`, over about 50 requests. NumPy is not listed under "packages": that would make PyScript load
+    micropip and packaging first (~1.3 s, RUNTIME.md); the worker loads NumPy straight from
     Pyodide's lock file instead.
     """
-    return {"files": {f"./py/{m}": f"./{m}" for m in modules}}
+    return {"startup_modules": list(modules)}
 
 
 TEMPLATES = ("index.html", "embed.html")  # pages whose first screen is pre-rendered

@@ -734,14 +734,15 @@ async function launch(hash) {
   const { PyWorker } = await import("./vendor/pyscript/core.js");
   // an object, not the JSON text: a second worker (after a restart) would be handed the text unparsed
   // (pyscript.magic_js fails on it); Lighthouse measured no difference for the first
-  const config = JSON.parse($("worker-config").textContent);
+  // build.worker_config: our start-up modules (fetched by the worker while NumPy loads), then PyScript's own
+  const { startup_modules: modules, ...config } = JSON.parse($("worker-config").textContent);
   const version = new URL("./vendor/pyodide/pyodide.mjs", document.baseURI).href;
   const [w] = await Promise.all([
     PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
     preflight(),
   ]);
   progress("Loading NumPy…", 1);
-  await w.sync.load_numpy();
+  await w.sync.load_numpy({ modules, base: new URL(".", document.baseURI).href });
   progress("Computing attention in Python…", 2);
   applyResponse(await w.sync.boot(hash, EMBED ? "embed" : "page"));
   return w;
@@ -766,8 +767,11 @@ async function start() {
     pump(); // events made while loading
   } catch (err) {
     console.warn("runtime failed to start", err);
-    fail("Python could not start in this browser, so the view stays as it was pre-computed. ("
-      + String(err && err.message ? err.message : err).split("\n")[0] + ")");
+    // a Python exception's message is its traceback: its last line says what went wrong
+    const lines = String(err && err.message ? err.message : err).split("\n").map((l) => l.trim()).filter(Boolean);
+    const reason = lines[0] && lines[0].startsWith("Traceback") ? lines[lines.length - 1] : lines[0];
+    fail(`Python could not start in this browser, so the view stays as it was pre-computed. (${reason}) `
+      + "Check the connection and reload the page.");
   } finally {
     clearTimeout(timer);
   }

@@ -167,14 +167,19 @@ def test_typing_a_sentence_recomputes_and_bad_input_keeps_the_last_picture(live)
     live.wait_for_function("document.getElementById('input-message').textContent === ''")
 
 
-def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base_url):
-    """If the runtime cannot load, data-state is 'error', a message says so, the heatmap stays."""
+@pytest.mark.parametrize("missing,named", [("**/pyodide.asm.wasm", "pyodide.asm.wasm"),
+                                            ("**/py/attention_explorer/tokens.py", "tokens.py")])
+def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base_url, missing, named):
+    """If the runtime or one of our modules cannot load, data-state is 'error', a message names the
+    file, the heatmap stays."""
     context = browser.new_context()
     page = context.new_page()
-    page.route("**/pyodide.asm.wasm", lambda route: route.fulfill(status=404, body="gone"))
+    page.route(missing, lambda route: route.fulfill(status=404, body="gone"))
     page.goto(base_url)
     page.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=120_000)
     assert page.evaluate("document.documentElement.dataset.state") == "error"
-    assert "could not start" in page.inner_text("#runtime-status")
+    message = page.inner_text("#runtime-status")
+    assert "could not start" in message and named in message and "404" in message, message
+    assert "Traceback" not in message
     assert page.locator('svg[data-view="attention-matrix"] rect[data-i]').count() > 0
     context.close()

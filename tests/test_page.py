@@ -35,14 +35,16 @@ def test_pyscript_loads_no_editor_terminal_or_game_plugin():
         assert {"!py-editor", "!py-terminal", "!py-game"} <= set(plugins)
 
 
-def test_worker_config_lists_every_module_and_is_valid_json():
+def test_worker_config_lists_every_start_up_module_and_is_valid_json():
     html = build.render_page()
     raw = re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html, re.S).group(1)
     config = json.loads(raw)
-    files = config["files"]
-    assert "./py/attention_explorer/core.py" in files and "./py/attention_explorer/views/markup.py" in files
-    assert all(src.startswith("./py/") and dst.startswith("./attention_explorer/") for src, dst in files.items())
-    assert "packages" not in config, "NumPy is loaded from the lock file, not through micropip"
+    modules = config.pop("startup_modules")
+    assert "attention_explorer/core.py" in modules and "attention_explorer/views/markup.py" in modules
+    assert sorted(modules) == sorted(build.startup_sources())
+    assert not set(build.TRAINED_ONLY_MODULES) & set(modules), "the trained model's modules come with its download"
+    assert config == {}, "the rest is PyScript's: no files (the worker fetches the modules), no packages " \
+                         "(NumPy comes from the lock file, not through micropip)"
 
 
 def test_all_links_are_relative():

@@ -5,7 +5,8 @@ PyScript's `sync`; only plain data crosses (strings, numbers, booleans, lists,
 dicts). This module and the bridge are the only code that knows about the
 browser; everything it calls is pure and tested in CPython.
 
-    load_numpy()                 -> NumPy version (loads NumPy from Pyodide's lock file)
+    load_numpy(spec)             -> NumPy version (loads NumPy from Pyodide's lock file; meanwhile
+                                    fetches our start-up modules: {"modules", "base"})
     boot(fragment, mode)         -> response      (first render; state from the URL fragment)
     warm_up()                    -> None          (load the views start-up left for later)
     dispatch(event)              -> response      (event: {"type": ..., "value": ...})
@@ -52,10 +53,20 @@ def _plain(event):
     return event.to_py() if hasattr(event, "to_py") else dict(event)
 
 
-async def load_numpy():
+async def load_numpy(spec):
+    """NumPy from Pyodide's lock file and, at the same time, our start-up modules into the file system.
+
+    spec: {"modules": [paths under py/], "base": the page's folder as an absolute URL, ending in "/"}
+    (build.worker_config). Fetching the modules here rather than through PyScript's "files" takes them
+    off the way to `ready`: they arrive while NumPy's wheel is unpacked and compiled.
+    """
+    import asyncio
+
     import pyodide_js  # only inside Pyodide
 
-    await pyodide_js.loadPackage("numpy", {"messageCallback": lambda _msg: None})
+    spec = _plain(spec)
+    await asyncio.gather(pyodide_js.loadPackage("numpy", {"messageCallback": lambda _msg: None}),
+                         *(_fetch_module(str(spec["base"]), str(rel)) for rel in spec["modules"]))
     import numpy
 
     return numpy.__version__
@@ -272,6 +283,16 @@ class DownloadError(Exception):
     """A model file could not be had; the message is for the reader."""
 
 
+async def _fetch_module(base, rel):
+    """One of our modules, py/<rel> under the page's folder `base`, into the file system at <rel>."""
+    import os
+
+    source = await _fetch_bytes(f"{base}py/{rel}")
+    os.makedirs(os.path.dirname(rel) or ".", exist_ok=True)
+    with open(rel, "wb") as f:
+        f.write(source)
+
+
 async def _fetch_bytes(url, *, count=False):
     """The bytes at url (absolute), counting them into _progress["loaded"] as they arrive."""
     import js
@@ -350,10 +371,7 @@ async def load_model(spec):
         base = str(spec["base"])
         for rel in spec.get("modules") or []:
             if not os.path.exists(rel):
-                source = await _fetch_bytes(f"{base}py/{rel}")
-                os.makedirs(os.path.dirname(rel) or ".", exist_ok=True)
-                with open(rel, "wb") as f:
-                    f.write(source)
+                await _fetch_module(base, rel)
         url = base + str(spec["src"])
         blob = await _cached_bundle(url)
         if blob is None:
