@@ -769,9 +769,10 @@ async function start() {
     console.warn("runtime failed to start", err);
     // a Python exception's message is its traceback: its last line says what went wrong
     const lines = String(err && err.message ? err.message : err).split("\n").map((l) => l.trim()).filter(Boolean);
-    const reason = lines[0] && lines[0].startsWith("Traceback") ? lines[lines.length - 1] : lines[0];
-    fail(`Python could not start in this browser, so the view stays as it was pre-computed. (${reason}) `
-      + "Check the connection and reload the page.");
+    const reason = lines[0] && lines[0].startsWith("Traceback")
+      ? lines[lines.length - 1].replace(/^\w*Error: /, "") : lines[0];
+    fail(`Python could not start (${reason}), so the view stays as it was pre-computed. Reload the page to `
+      + "try again; if it keeps failing, check the connection or try another browser.");
   } finally {
     clearTimeout(timer);
   }
