@@ -209,7 +209,7 @@ def wait_ready(page, timeout=READY_TIMEOUT_MS):
 
 
 # The shared page is one very tall viewport, so every panel is on screen and is redrawn at
-# once (the page defers panels far off screen; test_browser_panels tests that separately).
+# once (the page defers panels far off screen; test_browser_layout tests that separately).
 TALL = {"width": 1280, "height": 12000}
 LAPTOP = {"width": 1280, "height": 800}
 
