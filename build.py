@@ -363,6 +363,17 @@ def render_page(name: str = "index.html", model_files: dict | None = None) -> st
                     editor_files=editor_files())
 
 
+PRERENDERED = "prerendered.json"  # the panels below index.html's first screen (the bridge's fetch names it)
+
+
+def render_prerendered() -> str:
+    """prerendered.json: {panel id: markup} of the panels index.html leaves out (page.deferred_panels)."""
+    from attention_explorer import models, page
+
+    with models.as_on_first_load():  # what the worker draws before any download
+        return json.dumps(page.deferred_panels(), ensure_ascii=False, sort_keys=True)
+
+
 def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
     runtime = ensure_runtime(cache)
     if dist.exists():
@@ -386,6 +397,7 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
     model_files = write_models(dist, cache)
     for name in TEMPLATES:
         (dist / name).write_text(render_page(name, model_files), encoding="utf-8")
+    (dist / PRERENDERED).write_text(render_prerendered(), encoding="utf-8")
     (dist / ".nojekyll").write_text("")  # GitHub Pages: serve files as they are
     _log(f"wrote {dist}")
     return dist

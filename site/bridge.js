@@ -195,19 +195,58 @@ function applyPatch(panel, ops) {
   return true;
 }
 
-// Show the pre-rendered panels (inert <template>s, see the viewport observer) up to and inside el, so
-// that nothing above it grows while the page scrolls there.
-function showPrerenderedUpTo(el) {
-  for (const t of document.querySelectorAll("[data-panel] > template[data-prerendered]")) {
-    const before = t.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING;
-    if (before || el.contains(t)) t.replaceWith(t.content);
-  }
+// The panels below the first screen come pre-rendered in prerendered.json (build.py), not in the page:
+// each holds an empty <template data-prerendered> until it comes near the viewport (see the viewport
+// observer), and that template is gone once Python has drawn the panel.
+const PENDING = ":scope > template[data-prerendered]";
+let prerendered = null; // Promise of {panel id: markup}, fetched once (if it fails, Python draws them)
+
+function loadPrerendered() {
+  prerendered ||= fetch("prerendered.json").then((res) => {
+    if (!res.ok) throw new Error(`prerendered.json: HTTP ${res.status}`);
+    return res.json();
+  });
+  return prerendered;
 }
 
-function bringIntoView(id) {
+// Fill the pending panels among `panels` (resolves when they show their markup, or a note saying why not).
+async function showPrerendered(panels) {
+  const pending = panels.filter((panel) => panel.querySelector(PENDING));
+  if (pending.length === 0) return;
+  let markup = null, reason = "";
+  try { markup = await loadPrerendered(); } catch (err) { reason = err.message; }
+  const missing = [];
+  for (const panel of pending) {
+    const slot = panel.querySelector(PENDING);
+    if (!slot) continue; // Python drew it meanwhile
+    if (markup && markup[panel.dataset.panel] !== undefined) {
+      slot.insertAdjacentHTML("beforebegin", markup[panel.dataset.panel]); // trusted: our Python views
+      slot.remove();
+      continue;
+    }
+    const note = document.createElement("p");
+    note.className = "panel-note";
+    note.textContent = `This picture's pre-computed version could not be downloaded (${reason || "not in "
+      + "prerendered.json"}). Python draws it once it has loaded (see the status line).`;
+    slot.before(note);
+    missing.push(panel.dataset.panel);
+  }
+  if (missing.length === 0) return;
+  console.warn("pre-rendered panels missing:", missing, reason);
+  await Promise.all(missing.map((id) => send({ type: "redraw", value: id }))); // queued until Python is ready
+}
+
+// Show the pre-rendered panels up to and inside el, so that nothing above it grows while the page
+// scrolls there.
+function showPrerenderedUpTo(el) {
+  return showPrerendered([...document.querySelectorAll("[data-panel]")].filter((panel) =>
+    (panel.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) || el.contains(panel)));
+}
+
+async function bringIntoView(id) {
   const el = $(id) || document.querySelector(`[data-panel="${CSS.escape(id)}"]`);
   if (!el || EMBED) return;
-  showPrerenderedUpTo(el);
+  await showPrerenderedUpTo(el);
   for (const old of document.querySelectorAll(".is-focused-stage")) old.classList.remove("is-focused-stage");
   el.classList.add("is-focused-stage");
   const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
@@ -288,7 +327,9 @@ function send(event, fromHover = false) {
   sentLog.push(event.type + (event.follow ? ":follow" : ""));
   if (sentLog.length > 100) sentLog.shift();
   return new Promise((resolve) => {
-    const queued = queue.find((q) => q.event.type === event.type);
+    // a newer event replaces a queued one of its type (a slider's moves), but a redraw is per panel
+    const queued = queue.find((q) => q.event.type === event.type
+      && (event.type !== "redraw" || q.event.value === event.value));
     if (queued) { queued.event = event; queued.done.push(resolve); }
     else queue.push({ event, done: [resolve] });
     pump();
@@ -357,6 +398,7 @@ async function restartAfterTimeout(switchedOff = false) {
   try {
     worker = await launch(location.hash);
     root.dataset.state = "ready";
+    loadPrerendered().catch(() => {}); // the panels below, ahead of the reader's scrolling (a failure shows there)
     statusBox.classList.add("is-ready");
     progress("Python is running again: every change you make is computed live in your browser.", STEPS);
     $("attention-code-message").textContent = said;
@@ -539,9 +581,7 @@ if (!EMBED) {
   const observer = new IntersectionObserver((entries) => {
     for (const e of entries) {
       (e.isIntersecting ? near.add : near.delete).call(near, e.target.dataset.panel);
-      // build.py ships panels below the first screen as inert <template>s: show one when it comes near
-      const pending = e.isIntersecting && e.target.querySelector(":scope > template[data-prerendered]");
-      if (pending) pending.replaceWith(pending.content);
+      if (e.isIntersecting) showPrerendered([e.target]);
     }
     clearTimeout(viewportTimer);
     viewportTimer = setTimeout(reportViewport, 60);
@@ -728,10 +768,34 @@ async function preflight() {
   }));
 }
 
+// PyScript's core, minus the MutationObserver it puts on the whole document (childList, subtree,
+// attributes) to find <script type="py"> tags and py-* event attributes. This page has neither on the
+// main thread (Python runs in the worker; events come through this bridge), and that observer walked
+// every redrawn subtree with an XPath query and saw every attribute a slider's patch sets: measured
+// in bench_browser.py as a tenth of a full redraw's main-thread time. Its module makes the observer
+// (in a microtask) while it is imported, so it is caught then.
+async function importWithoutPageObserver(url) {
+  const observe = MutationObserver.prototype.observe;
+  const onDocument = [];
+  MutationObserver.prototype.observe = function (target, options) {
+    if (target === document && options && options.subtree && options.attributes) onDocument.push(this);
+    return observe.call(this, target, options);
+  };
+  try {
+    return await import(url);
+  } finally {
+    MutationObserver.prototype.observe = observe;
+    for (const o of onDocument) o.disconnect();
+  }
+}
+
 // A new worker: Pyodide, NumPy, then the page's state from the link (hash); its first reply applied.
 async function launch(hash) {
   progress("Loading the Python runtime (Pyodide, about 9 MB)…", 0);
-  const { PyWorker } = await import("./vendor/pyscript/core.js");
+  const { PyWorker } = await importWithoutPageObserver("./vendor/pyscript/core.js");
+  // a new task for the worker's start-up: with the module's evaluation it made one long main-thread
+  // task (Lighthouse mobile: 190-270 ms of blocking); two shorter ones leave the page room to respond
+  await new Promise((resolve) => setTimeout(resolve, 0));
   // an object, not the JSON text: a second worker (after a restart) would be handed the text unparsed
   // (pyscript.magic_js fails on it); Lighthouse measured no difference for the first
   // build.worker_config: our start-up modules (fetched by the worker while NumPy loads), then PyScript's own
@@ -762,6 +826,7 @@ async function start() {
     progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";
+    loadPrerendered().catch(() => {}); // the panels below, ahead of the reader's scrolling (a failure shows there)
     // the views start-up left for later: loaded now, ahead of any event (the worker takes calls in order)
     w.sync.warm_up().catch((err) => console.warn("warm-up failed", err));
     pump(); // events made while loading

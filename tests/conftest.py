@@ -188,12 +188,30 @@ class PageProblems:
         assert not items, "the page reported problems:\n" + "\n".join(items)
 
 
+# Records the MutationObservers watching the whole document, as window.__documentObservers (a Map from
+# each to the stack that made it): the bridge imports PyScript without the one it would put there
+# (test_browser_panels). Playwright's own injected script makes one too.
+OBSERVER_PROBE = """(() => {
+  const watching = window.__documentObservers = new Map();
+  const { observe, disconnect } = MutationObserver.prototype;
+  MutationObserver.prototype.observe = function (target, options) {
+    if (target === document) watching.set(this, new Error().stack);
+    return observe.call(this, target, options);
+  };
+  MutationObserver.prototype.disconnect = function () {
+    watching.delete(this);
+    return disconnect.call(this);
+  };
+})();"""
+
+
 def open_page(browser, url: str, *, viewport=None, color_scheme="light", allowed_origins=None):
     """A new context + page at url with problem tracking; returns (context, page, problems)."""
     origin = url.split("/", 3)
     allowed = allowed_origins or ("/".join(origin[:3]) + "/",)
     context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900},
                                   color_scheme=color_scheme)
+    context.add_init_script(OBSERVER_PROBE)
     page = context.new_page()
     problems = PageProblems(page, allowed)
     page.goto(url)
@@ -309,11 +327,19 @@ def back_to_default(page):
 
 def scroll_to(page, element_id: str):
     """Scroll an element into view as a reader scrolling down would find it: the pre-rendered panels
-    above it shown first (build.py ships them as inert templates that the page shows as they come near),
-    so they do not grow and push it off screen after the jump."""
-    page.evaluate("""id => { const el = document.getElementById(id);
-        for (const t of document.querySelectorAll('[data-panel] > template[data-prerendered]'))
-            if (t.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) t.replaceWith(t.content);
+    above it shown first (build.py ships them in prerendered.json, which the page shows as they come
+    near), so they do not grow and push it off screen after the jump."""
+    page.evaluate("""async (id) => {
+        const el = document.getElementById(id);
+        const pending = [...document.querySelectorAll('[data-panel] > template[data-prerendered]')]
+            .filter((t) => t.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
+        if (pending.length) {
+            const markup = await (await fetch('prerendered.json')).json();
+            for (const t of pending) if (t.isConnected) {
+                t.insertAdjacentHTML('beforebegin', markup[t.parentElement.dataset.panel]);
+                t.remove();
+            }
+        }
         el.scrollIntoView(); }""", element_id)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from attention_explorer.models import designed as model
-from conftest import ready_page
+from conftest import LAPTOP, SUBPATH, PageProblems, ready_page, wait_ready
 from test_browser_panels import independent_scores
 from test_browser_skeleton import set_range, wait_matrix
 
@@ -74,3 +74,32 @@ def test_panels_off_screen_catch_up_when_scrolled_into_view(laptop):
                            " if (!b) document.querySelector('[data-panel=\"affinity\"]').scrollIntoView();"
                            " return b && Math.abs(+b.dataset.scaled - want) < 1e-9; }", arg=scores[1] / (8.0 * 3.0))
     problems.assert_none()
+
+
+def test_without_the_prerendered_panels_the_page_says_so_and_python_draws_them(browser, base_url):
+    """The panels below the first screen come from prerendered.json: if it cannot be downloaded, a
+    panel the reader scrolls to says why, and Python draws it once it is ready."""
+    context = browser.new_context(viewport=LAPTOP)
+    try:
+        page = context.new_page()
+        problems = PageProblems(page, (base_url.split(SUBPATH)[0] + "/",))
+        page.route("**/prerendered.json", lambda route: route.fulfill(status=404, body="gone"))
+        page.goto(base_url)
+        page.evaluate("document.querySelector('[data-panel=\"ffn\"]').scrollIntoView()")
+        note = page.locator('[data-panel="ffn"] .panel-note')
+        note.wait_for()  # the 404 comes back in milliseconds, Python takes seconds
+        assert "could not be downloaded (prerendered.json: HTTP 404)" in note.inner_text()
+        wait_ready(page)
+        page.wait_for_selector('[data-panel="ffn"] [data-view="ffn"]')
+        assert note.count() == 0 and page.locator('[data-panel="ffn"] circle[data-unit]').count() > 0
+        # a panel the reader scrolls back up to is drawn by Python too
+        page.evaluate("document.querySelector('[data-panel=\"embedding\"]').scrollIntoView()")
+        page.wait_for_selector('[data-panel="embedding"] [data-view]')
+        assert page.locator('[data-panel="embedding"] .panel-note').count() == 0
+        # the browser reports the 404 it was given as a console error: that one, and only once
+        gone = "console error: Failed to load resource: the server responded with a status of 404 (Not Found)"
+        assert problems.items.count(gone) == 1, problems.items
+        problems.items.remove(gone)
+        problems.assert_none()
+    finally:
+        context.close()

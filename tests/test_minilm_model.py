@@ -183,6 +183,6 @@ def test_the_page_is_prerendered_as_a_reader_first_gets_it(tmp_path):
     """Even when the building process has the trained model installed (as here), the pre-rendered
     comparison card offers the download instead of showing results the worker could not redraw."""
     assert minilm.MODEL.available
-    html = build.render_page("index.html")
-    assert 'data-verdict="not-loaded"' in html and 'data-action="load-model"' in html
+    markup = json.loads(build.render_prerendered())["compare"]  # the card is below the first screen
+    assert 'data-verdict="not-loaded"' in markup and 'data-action="load-model"' in markup
     assert minilm.MODEL.available and models.get("minilm") is minilm.MODEL

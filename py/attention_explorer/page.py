@@ -309,10 +309,12 @@ def embed_snippet(state: st.State, base_url: str) -> str:
     return iframe + "\n" + EMBED_HOST_SCRIPT
 
 
-# Panels on the first screen: written into index.html as markup. The others are written as
-# <template data-prerendered> (not in the DOM until they come near the viewport), so the page's
-# first paint holds a few hundred elements instead of thousands, yet every stage still shows the
-# real pre-rendered pictures before Python is ready.
+# Panels on the first screen: written into index.html as markup. The others are written to
+# prerendered.json (deferred_panels), each leaving an empty <template data-prerendered> in its place,
+# which the bridge fills when the panel comes near the viewport. The page's HTML is then a tenth of
+# the size: the first paint parses (and the preload scanner scans) a few hundred elements instead of
+# the FFN's and LayerNorm's thousands, yet every stage still shows its real pre-rendered picture
+# before Python is ready.
 FIRST_SCREEN = frozenset({"token-chips", "query-why", "preset-info", "head-info", "attention-matrix", "stepper",
                           "stage-detail"})
 
@@ -379,22 +381,20 @@ def model_form(state: st.State) -> dict:
 
 def fill_template(template: str, *, worker_config: dict, model_files: dict | None = None,
                   state: st.State | None = None, editor_files: dict | None = None) -> str:
-    """index.html: replace <!--panel:ID--> markers with pre-rendered markup.
+    """index.html: replace <!--panel:ID--> markers with pre-rendered markup (FIRST_SCREEN) or an empty
+    PRERENDERED_SLOT (the rest: deferred_panels, written to prerendered.json).
 
     Also fills <!--controls--> with the form and <!--worker-config--> with the
     JSON the bridge hands to PyScript (escaped for a <script type="application/json">), and
     <!--model-files--> with the downloadable models' manifest (build.write_models).
     """
     state = state or st.State()
-    panels = render_panels(state)
+    panels = render_panels(state, only=set(FIRST_SCREEN))
     out = template
-    for pid, markup in panels.items():
+    for pid in PANELS:
         marker = f"<!--panel:{pid}-->"
         assert marker in out, f"index.html has no {marker} for panel {pid!r}"
-        if pid not in FIRST_SCREEN:
-            # inert until it nears the viewport (the bridge then instantiates it): a light first paint
-            markup = f"<template data-prerendered>{markup}</template>"
-        out = out.replace(marker, markup)
+        out = out.replace(marker, panels.get(pid, PRERENDERED_SLOT))  # the rest: deferred_panels
     model = st.description(state.model)
     out = out.replace("<!--sentence-->", controls.render_sentence(state, model))
     out = out.replace("<!--controls-->", controls.render_controls(state, model, st.all_descriptions()))
@@ -420,6 +420,15 @@ def fill_embed_template(template: str, *, worker_config: dict, model_files: dict
     out = template.replace("<!--panel:embed-->", render_embed(state)["embed"])
     out = out.replace("<!--model-files-->", _config_json(model_files or {}))
     return out.replace("<!--worker-config-->", _config_json(worker_config))
+
+
+# Where a panel's markup from prerendered.json goes: inert, and gone once the panel is drawn.
+PRERENDERED_SLOT = "<template data-prerendered></template>"
+
+
+def deferred_panels(state: st.State | None = None) -> dict[str, str]:
+    """prerendered.json: the markup of the panels index.html leaves out (not FIRST_SCREEN), by panel id."""
+    return render_panels(state or st.State(), only=set(PANELS) - FIRST_SCREEN)
 
 
 def _config_json(worker_config: dict) -> str:
