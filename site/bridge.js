@@ -174,20 +174,22 @@ function applyForm(form) {
 }
 
 // A slider that changed only numbers: Python sends them, not markup (see attention_matrix.render_patch).
-// Each operation: elements by selector inside the panel, one value per element in document order.
-// Values go in as attribute values or textContent, never as markup. False if the markup does not fit.
+// Each operation: elements by selector inside the panel, one value per element in document order
+// (joined by "\n", or by op.sep when a value holds newlines).
+// Values go in as attribute values or textContent; only an "html" operation (one element, the
+// affinity formula's MathML from our views) sets markup. False if the markup does not fit.
 function applyPatch(panel, ops) {
   const found = ops.map((op) => panel.querySelectorAll(op.sel));
-  const fits = ops.every((op, k) => op.values === undefined
-    || (op.toggle ? op.values.length : op.values.split("\n").length) === found[k].length);
-  if (!fits) return false;
+  const values = ops.map((op) => (op.values === undefined ? null
+    : op.toggle ? op.values : op.html ? [op.values] : op.values.split(op.sep || "\n")));
+  if (!ops.every((op, k) => values[k] === null || values[k].length === found[k].length)) return false;
   ops.forEach((op, k) => {
     const els = found[k];
     if (op.remove) { for (const el of els) el.removeAttribute(op.remove); return; }
-    const values = op.toggle ? op.values : op.values.split("\n");
     for (let i = 0; i < els.length; i++) {
-      const el = els[i], v = values[i];
-      if (op.toggle) el.classList.toggle(op.toggle, v === "1");
+      const el = els[i], v = values[k][i];
+      if (op.html) el.innerHTML = v; // trusted: rendered by our Python views, all text escaped there
+      else if (op.toggle) el.classList.toggle(op.toggle, v === "1");
       else if (op.text) { if (el.textContent !== v) el.textContent = v; }
       else if (el.getAttribute(op.attr) !== v) el.setAttribute(op.attr, v);
     }

@@ -134,6 +134,10 @@ def test_sliders_move_the_scaled_scores_and_weights(fresh, temperature, dk_scale
         assert scaled == pytest.approx(scores[j] / (dk_scale * temperature), abs=1e-9)
         assert weight == pytest.approx(weights[j], abs=1e-9)
     assert fresh.inner_text("#dk-scale-out") == f"{dk_scale:.1f}"
+    # the second slider's numbers came as a patch (the formula's MathML too): none failed to fit
+    label = fresh.get_attribute('[data-panel="affinity"] .formula-numbers math', "aria-label")
+    assert f"over {dk_scale:.2f} times {temperature:.2f}" in label, label
+    assert "redraw" not in fresh.evaluate("attentionExplorer.sent"), "a patch did not fit the page's markup"
 
 
 def test_causal_mask_hides_the_future_in_matrix_and_routing(fresh):

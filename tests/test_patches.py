@@ -6,52 +6,65 @@ and the patched old markup is compared with the new state's full markup, element
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
 from attention_explorer import page, state as st, worker
 from markup_tree import parse
 
-# the selectors render_patch may use, as the browser resolves them inside the panel
-SELECT = {
-    'svg[data-view="attention-matrix"]': lambda r: r.find_all("svg", data_view="attention-matrix"),
-    'svg[data-view="attention-matrix"] rect[data-i]':
-        lambda r: [n for s in r.find_all("svg", data_view="attention-matrix") for n in s.find_all("rect", data_i=True)],
-    "text.cell-value": lambda r: [n for n in r.find_all("text") if n.has_class("cell-value")],
-    "details.weights-table caption":
-        lambda r: [n for d in r.find_all("details") if d.has_class("weights-table") for n in d.find_all("caption")],
-    f'svg[data-view="attention-matrix"] text.col-label':
-        lambda r: [n for s in r.find_all("svg", data_view="attention-matrix") for n in s.find_all("text")
-                   if n.has_class("col-label")],
-    f'svg[data-view="attention-matrix"] text.row-label':
-        lambda r: [n for s in r.find_all("svg", data_view="attention-matrix") for n in s.find_all("text")
-                   if n.has_class("row-label")],
-    'svg[data-view="attention-matrix"] g.cells':
-        lambda r: [n for s in r.find_all("svg", data_view="attention-matrix") for n in s.find_all("g")
-                   if n.has_class("cells")],
-    'svg[data-view="attention-matrix"] rect.query-outline':
-        lambda r: [n for s in r.find_all("svg", data_view="attention-matrix") for n in s.find_all("rect")
-                   if n.has_class("query-outline")],
-    "details.weights-table tbody th":
-        lambda r: [n for d in r.find_all("details") if d.has_class("weights-table") for b in d.find_all("tbody")
-                   for n in b.find_all("th")],
-    "details.weights-table td":
-        lambda r: [n for d in r.find_all("details") if d.has_class("weights-table") for n in d.find_all("td")],
-}
+# A compound selector: a tag, classes and [attr] / [attr="value"] tests (render_patch needs no more).
+COMPOUND = re.compile(r'^(?P<tag>[a-z]+)?(?P<rest>(?:\.[\w-]+|\[[\w-]+(?:="[^"]*")?\])*)$')
+
+
+def _matches(node, compound: str) -> bool:
+    m = COMPOUND.match(compound)
+    assert m, f"a selector this test does not know: {compound}"
+    if m["tag"] and node.tag != m["tag"]:
+        return False
+    for cls in re.findall(r"\.([\w-]+)", m["rest"]):
+        if not node.has_class(cls):
+            return False
+    for name, value in re.findall(r'\[([\w-]+)(?:="([^"]*)")?\]', m["rest"]):
+        if name not in node.attrs or (value and node.attrs[name] != value):
+            return False
+    return True
+
+
+def select(root, sel: str) -> list:
+    """querySelectorAll(sel) under root, for descendant selectors of compounds, in document order."""
+    *ancestors, last = sel.split()
+    found = []
+    for n in root.iter():
+        if n is root or not _matches(n, last):
+            continue
+        up, want = n.parent, list(ancestors)
+        while want and up is not None and up is not root:
+            if _matches(up, want[-1]):
+                want.pop()
+            up = up.parent
+        if not want:
+            found.append(n)
+    return found
 
 
 def apply_patch(root, ops):
+    """bridge.js applyPatch over a parsed panel."""
     for op in ops:
-        assert op["sel"] in SELECT, f"a selector this test does not know: {op['sel']}"
-        els = SELECT[op["sel"]](root)
+        els = select(root, op["sel"])
         if "remove" in op:
             for el in els:
                 el.attrs.pop(op["remove"], None)
             continue
-        values = op["values"] if "toggle" in op else op["values"].split("\n")
+        values = (op["values"] if "toggle" in op else [op["values"]] if op.get("html")
+                  else op["values"].split(op.get("sep", "\n")))
         assert len(values) == len(els), f"{op['sel']}: {len(values)} values for {len(els)} elements"
         for el, v in zip(els, values):
-            if "toggle" in op:
+            if op.get("html"):  # innerHTML = v
+                el.children = parse(v).children
+                for child in el.children:
+                    child.parent = el
+            elif "toggle" in op:
                 classes = [c for c in (el.attrs.get("class") or "").split() if c != op["toggle"]]
                 el.attrs["class"] = " ".join(classes + ([op["toggle"]] if v == "1" else []))
             elif op.get("text"):  # textContent = v: one text node replaces every child
@@ -91,21 +104,46 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("base,change", CASES)
-def test_a_patch_equals_the_full_redraw(base, change):
+def _states(base: dict, change: dict):
     old = st.State()
     if "model" in base:
         old = st.apply_event(old, {"type": "set_model", "value": base["model"]})
-    old = dataclasses.replace(old, **{k: v for k, v in base.items() if k != "model"})
     if "text" in base:
-        old = st.apply_event(st.State(), {"type": "set_text", "value": base["text"]})
-    new = dataclasses.replace(old, **change)
-    assert page.patchable("attention-matrix", old, new)
-    before = parse(page.render_panels(old, {"attention-matrix"}, live=True)["attention-matrix"])
-    after = parse(page.render_panels(new, {"attention-matrix"}, live=True)["attention-matrix"])
+        old = st.apply_event(old, {"type": "set_text", "value": base["text"]})
+    old = dataclasses.replace(old, **{k: v for k, v in base.items() if k not in ("model", "text")})
+    return old, dataclasses.replace(old, **change)
+
+
+def _patch_equals_redraw(pid: str, old, new):
+    assert page.patchable(pid, old, new)
+    before = parse(page.render_panels(old, {pid}, live=True)[pid])
+    after = parse(page.render_panels(new, {pid}, live=True)[pid])
     assert _fingerprint(before) != _fingerprint(after), "the change must change the picture"
-    apply_patch(before, page.render_patches(new, {"attention-matrix"})["attention-matrix"])
+    apply_patch(before, page.render_patches(new, {pid})[pid])
     assert _fingerprint(before) == _fingerprint(after)
+
+
+@pytest.mark.parametrize("base,change", CASES)
+def test_a_patch_equals_the_full_redraw(base, change):
+    _patch_equals_redraw("attention-matrix", *_states(base, change))
+
+
+LONG = "When the old farmer came home after a long day in the fields his dogs ran to the gate"
+AFFINITY_CASES = [
+    ({}, {"temperature": 0.4}),
+    ({}, {"dk_scale": 2.5}),
+    ({"causal": True}, {"temperature": 2.0}),              # masked keys: hatched weights
+    ({"text": LONG}, {"temperature": 0.3}),                # 20 tokens: value labels written upright
+    ({"text": LONG, "causal": True, "query": 5}, {"dk_scale": 30.0}),
+    ({"model": "minilm", "layer": 3}, {"temperature": 0.7}),
+    ({"model": "minilm", "layer": 5, "query": 3, "head": 7}, {"temperature": 3.0, "dk_scale": 1.0}),
+]
+
+
+@pytest.mark.parametrize("base,change", AFFINITY_CASES)
+def test_an_affinity_patch_equals_the_full_redraw(base, change):
+    """The affinity bars, formula and table: a slider's patch draws what a full redraw draws."""
+    _patch_equals_redraw("affinity", *_states(base, change))
 
 
 def test_structure_changes_are_never_patched():

@@ -13,6 +13,8 @@ Each band has its own vertical scale (a zero line for the signed ones): the
 numbers printed on the bars carry the magnitudes. Masked keys (causal mask,
 keys after the query) are drawn hollow and labelled "masked".
 
+A slider (T, √d_k) sends the live panel its new numbers as a patch (render_patch), not new markup.
+
 Hooks: bars are g.bar[data-measure=score|scaled|weight] with data-i (query),
 data-j (key), data-score, data-scaled, data-weight (decimals from the trace),
 data-tip; each band is a roving-tabindex grid (arrow keys move along the keys).
@@ -67,24 +69,72 @@ def _value_label(measure: str, value: float, percent: int | None = None) -> str:
     return f"{percent} %"
 
 
-def _band(measure: str, values, allowed, top: float, col: int, query: int, focus_j: int, trace, h: int,
-          tips, masked_id: str) -> list[str]:
-    """One band of bars: values [n] with their own scale; signed bands get a zero line."""
+def _scale(measure: str, values) -> tuple[float, float]:
+    """A band's vertical range (lo, hi): 0-1 for weights, else the values' range with 0 in it."""
+    if measure == "weight":
+        return 0.0, 1.0
+    lo, hi = min(0.0, min(values)), max(0.0, max(values))
+    return (lo, lo + 1.0) if hi == lo else (lo, hi)
+
+
+def _bar_look(measure: str, v: float, ok: bool, x: float, col: int, y, y0: float, percent) -> dict:
+    """What a bar of value v shows: its fill rect (class, y, height, fill) and its value label
+    (class, text, placement attributes), in the attribute order of the markup."""
+    upright = col < NARROW
+    cx = x + col / 2
+    if measure == "weight" and not ok:  # a masked key's weight: a hatched box and the word "masked"
+        place = (dict(transform=f"translate({cx:.1f},{y0 - 6:.1f}) rotate(-90)", text_anchor="start",
+                      dominant_baseline="central") if upright
+                 else dict(x=cx, y=f"{y0 - 6:.1f}", text_anchor="middle"))
+        return {"fill": None, "label_cls": "bar-value is-masked", "label": "masked", "place": place}
+    yv = y(v)
+    ry, rh = min(yv, y0), max(abs(yv - y0), 1.0)  # a zero still shows as a 1-unit tick
+    if measure == "weight":
+        fill_cls, fill = "bar-fill", viridis(v)
+    else:
+        fill_cls, fill = ("bar-fill is-pos" if v >= 0 else "bar-fill is-neg"), None
+    if not ok:
+        fill_cls += " is-masked"
+    if upright:  # written bottom-to-top, starting just beyond the bar's end
+        ly = yv - 4 if v >= 0 else yv + 4
+        place = dict(transform=f"translate({cx:.1f},{ly:.1f}) rotate(-90)", text_anchor="start" if v >= 0 else "end",
+                     dominant_baseline="central")
+    else:
+        place = dict(x=cx, y=f"{yv - 4 if v >= 0 else yv + 12:.1f}", text_anchor="middle")
+    return {"fill": dict(class_=fill_cls, y=f"{ry:.2f}", height=f"{rh:.2f}", fill=fill),
+            "label_cls": "bar-value is-masked" if not ok else "bar-value",
+            "label": _value_label(measure, v, percent), "place": place}
+
+
+def _band_looks(measure: str, values, allowed, top: float, col: int) -> tuple[list[dict], float, object]:
+    """Every bar's look (_bar_look) in one band, with the band's zero line height and y(value)."""
     n = len(values)
     percents = row_percents(values) if measure == "weight" else [None] * n  # whole %, adding up to 100
-    pad, upright = label_pad(col), col < NARROW
-    if measure == "weight":
-        lo, hi = 0.0, 1.0
-    else:
-        lo, hi = min(0.0, min(values)), max(0.0, max(values))
-        if hi == lo:
-            hi = lo + 1.0
-    bar_top = top + TITLE_H + pad
+    lo, hi = _scale(measure, values)
+    bar_top = top + TITLE_H + label_pad(col)
 
     def y(v: float) -> float:
         return bar_top + (hi - v) / (hi - lo) * BAR_H
 
     y0 = y(0.0)
+    looks = [_bar_look(measure, float(values[j]), bool(allowed[j]), GUTTER + j * col, col, y, y0, percents[j])
+             for j in range(n)]
+    return looks, y0, y
+
+
+def _bar_data(trace, h: int, query: int, j: int) -> dict:
+    """A bar's numbers as data-* attributes (the same on the three bands' bars of key j)."""
+    return dict(data_score=data_num(trace.scores[h, query, j]), data_scaled=data_num(trace.scaled_scores[h, query, j]),
+                data_weight=data_num(trace.weights[h, query, j]))
+
+
+def _band(measure: str, values, allowed, top: float, col: int, query: int, focus_j: int, trace, h: int,
+          tips, masked_id: str) -> list[str]:
+    """One band of bars: values [n] with their own scale; signed bands get a zero line."""
+    n = len(values)
+    pad = label_pad(col)
+    looks, y0, y = _band_looks(measure, values, allowed, top, col)
+    bar_top = top + TITLE_H + pad
     right = GUTTER + n * col
     out = [f'<text class="band-title" x="0" y="{top + 14}">{esc(_band_titles(trace)[MEASURES.index(measure)])}</text>']
     if measure == "weight":
@@ -96,42 +146,21 @@ def _band(measure: str, values, allowed, top: float, col: int, query: int, focus
                f'dominant-baseline="central">0</text>')
     out.append(f'<g{attr(class_="band", data_band=measure, data_grid=True)}>')
     for j in range(n):
-        v = float(values[j])
         ok = bool(allowed[j])
         x = GUTTER + j * col
         bx, bw = round(x + col * 0.16, 2), round(col * 0.68, 2)  # bars fill the middle 68 % of the column
-        data = dict(data_measure=measure, data_i=query, data_j=j,
-                    data_score=data_num(trace.scores[h, query, j]),
-                    data_scaled=data_num(trace.scaled_scores[h, query, j]),
-                    data_weight=data_num(trace.weights[h, query, j]),
+        data = dict(data_measure=measure, data_i=query, data_j=j, **_bar_data(trace, h, query, j),
                     data_masked="true" if not ok else None)
         cls = "bar" if ok else "bar is-masked"
+        look = looks[j]
         parts = [f'<rect class="bar-hit" x="{x + 2}" y="{top + TITLE_H}" width="{col - 4}" height="{pad * 2 + BAR_H}"/>']
-        if measure == "weight" and not ok:
-            where = (f'transform="translate({x + col / 2:.1f},{y0 - 6:.1f}) rotate(-90)" dominant-baseline="central"'
-                     if upright else f'x="{x + col / 2}" y="{y0 - 6:.1f}" text-anchor="middle"')
+        if look["fill"] is None:
             parts.append(f'<rect class="bar-masked" x="{bx}" y="{bar_top}" width="{bw}" height="{BAR_H}" '
-                         f'fill="url(#{masked_id})"/>'
-                         f'<text class="bar-value is-masked" {where}>masked</text>')
+                         f'fill="url(#{masked_id})"/>')
         else:
-            yv = y(v)
-            ry, rh = min(yv, y0), max(abs(yv - y0), 1.0)  # a zero still shows as a 1-unit tick
-            if measure == "weight":
-                fill_cls, fill = "bar-fill", viridis(v)
-            else:
-                fill_cls, fill = ("bar-fill is-pos" if v >= 0 else "bar-fill is-neg"), None
-            if not ok:
-                fill_cls += " is-masked"
-            cx = x + col / 2
-            if upright:  # written bottom-to-top, starting just beyond the bar's end
-                ly = yv - 4 if v >= 0 else yv + 4
-                place = dict(transform=f"translate({cx:.1f},{ly:.1f}) rotate(-90)", text_anchor="start" if v >= 0 else "end",
-                             dominant_baseline="central")
-            else:
-                place = dict(x=cx, y=f"{yv - 4 if v >= 0 else yv + 12:.1f}", text_anchor="middle")
-            parts.append(f'<rect{attr(class_=fill_cls, x=bx, y=f"{ry:.2f}", width=bw, height=f"{rh:.2f}", fill=fill)}/>'
-                         f'<text{attr(class_="bar-value is-masked" if not ok else "bar-value", **place)}>'
-                         f'{esc(_value_label(measure, v, percents[j]))}</text>')
+            fill = look["fill"]
+            parts.append(f'<rect{attr(class_=fill["class_"], x=bx, y=fill["y"], width=bw, height=fill["height"], fill=fill["fill"])}/>')
+        parts.append(f'<text{attr(class_=look["label_cls"], **look["place"])}>{esc(look["label"])}</text>')
         tabindex = 0 if j == focus_j else -1
         pick = dict(data_event="set_key", data_value=j, data_hover_event="set_key") if ok else {}  # -> Q·K breakdown
         out.append(f'<g{attr(class_=cls, data_grid_cell=True, tabindex=tabindex, data_tip=tips[j], **pick, **data)}>'
@@ -178,14 +207,25 @@ def formula(tokens, trace, h: int, query: int, pieces) -> str:
     """A_ij = softmax_j(Q_i·K_jᵀ/(√d_k·T)) in MathML, then with the trace's numbers for (query, strongest key)."""
     i = query
     j = strongest_key(trace.weights[h, i], trace.mask[i])
-    scale, temp = float(trace.scale), float(trace.temperature)
-    score, scaled, w = (float(trace.scores[h, i, j]), float(trace.scaled_scores[h, i, j]),
-                        float(trace.weights[h, i, j]))
     general = m.math(
         m.indexed("A", "i", "j"), m.mo("="), m.sub(m.mtext("softmax"), m.mi("j")),
         m.paren(m.frac(m.row(m.sub(m.mi("Q"), m.mi("i")), m.mo("·"), m.subsup(m.mi("K"), m.mi("j"), m.mo("⊤"))),
                        m.row(m.sqrt_dk(), m.mo("·"), m.mi("T")))),
         display="block", label="A i j equals softmax over j of Q i dot K j transposed over square root of d k times T")
+    numbers, steps = formula_numbers(tokens, trace, h, i, pieces)
+    return (f'<div class="affinity-formula">{general}'
+            f'<div class="formula-numbers" data-formula-i="{i}" data-formula-j="{j}">{numbers}</div>'
+            f'<p class="formula-steps">{esc(steps)}</p></div>')
+
+
+def formula_numbers(tokens, trace, h: int, query: int, pieces) -> tuple[str, str]:
+    """The formula with the trace's numbers for (query, strongest key), as MathML, and its steps in
+    words (plain text)."""
+    i = query
+    j = strongest_key(trace.weights[h, i], trace.mask[i])
+    scale, temp = float(trace.scale), float(trace.temperature)
+    score, scaled, w = (float(trace.scores[h, i, j]), float(trace.scaled_scores[h, i, j]),
+                        float(trace.weights[h, i, j]))
     denom = m.row(m.mn_num(scale, 2), m.mo("·"), m.mn_num(temp, 2))
     # three pieces that wrap onto separate lines on a phone: A = exp(..)/Σ exp(..) | = exp(s)/Σ exp(s) | = w
     substituted = m.math(
@@ -212,28 +252,97 @@ def formula(tokens, trace, h: int, query: int, pieces) -> str:
              f"from overflowing): exp({num(scaled, 3)} − {num(row_max, 3)}) = {num(float(exps[j]), 4)}, "
              f"divided by the row sum Σ exp(s − m) = {num(row_sum, 4)}, gives {num(w, 4)} = {pct(w)}."
              f"{masked_note}")
-    return (f'<div class="affinity-formula">{general}'
-            f'<div class="formula-numbers" data-formula-i="{i}" data-formula-j="{j}">{substituted}{exped}{result}</div>'
-            f'<p class="formula-steps">{esc(steps)}</p></div>')
+    return substituted + exped + result, steps
 
 
 def _q(tok: str) -> str:
     return f"“{tok}”"
 
 
+def _table_cells(trace, h: int, query: int, j: int) -> list[str]:
+    """Key j's row of the screen-reader table: its cells' texts (one cell for a masked key)."""
+    if not bool(trace.mask[query, j]):
+        return ["masked (future token)"]
+    return [num(float(trace.scores[h, query, j]), 2), num(float(trace.scaled_scores[h, query, j]), 3),
+            pct(float(trace.weights[h, query, j]))]
+
+
 def affinity_table(tokens, trace, h: int, query: int) -> str:
     """The bars as a visually hidden table (screen-reader equivalent)."""
     rows = []
     for j, tok in enumerate(tokens):
-        if bool(trace.mask[query, j]):
-            cells = (f"<td>{num(float(trace.scores[h, query, j]), 2)}</td><td>{num(float(trace.scaled_scores[h, query, j]), 3)}</td>"
-                     f"<td>{pct(float(trace.weights[h, query, j]))}</td>")
-        else:
-            cells = '<td colspan="3">masked (future token)</td>'
+        texts = _table_cells(trace, h, query, j)
+        cells = ("".join(f"<td>{esc(t)}</td>" for t in texts) if len(texts) == 3
+                 else f'<td colspan="3">{esc(texts[0])}</td>')
         rows.append(f'<tr><th scope="row">{esc(tok)} ({j})</th>{cells}</tr>')
     return (f'<table class="sr-only"><caption>Affinity of query {esc(tokens[query])} ({query}) with each key</caption>'
             f'<thead><tr><th scope="col">key</th><th scope="col">Q·K</th><th scope="col">÷ (√d_k·T)</th>'
             f'<th scope="col">weight</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+# What a slider (T, √d_k; the activation, for layers after the first) changes in the panel: numbers,
+# bar heights and label places, not which elements there are (the same tokens, query, head and mask).
+NUMBERS_ONLY = frozenset({"temperature", "dk_scale", "activation"})
+
+CHART = "svg.affinity-chart"
+
+
+def _op(sel: str, values, **kind) -> dict:
+    """A patch operation: values joined by "\n", or by "\x1f" (named in "sep") when one holds a newline
+    (the bars' tooltips are several lines)."""
+    values = [str(v) for v in values]
+    sep = "\x1f" if any("\n" in v for v in values) else "\n"
+    op = {"sel": sel, **kind, "values": sep.join(values)}
+    if sep != "\n":
+        op["sep"] = sep
+    return op
+
+
+def render_patch(state, computed, heads) -> list[dict]:
+    """The new numbers of a live affinity panel as patch operations (attention_matrix.render_patch
+    describes them), valid over markup render() drew for a state differing in NUMBERS_ONLY fields.
+    One more kind: {"sel", "html": True, "values": markup} replaces the one matching element's content
+    (the formula's numbers, MathML built by views.math)."""
+    trace, tokens, h, i = computed.trace, computed.tokens, state.head, state.query
+    n, col = len(tokens), column_width(len(tokens))
+    allowed = trace.mask[i]                                # [n] bool
+    rows = (trace.scores[h, i], trace.scaled_scores[h, i], trace.weights[h, i])  # each [n]
+    focus_j = strongest_key(rows[2], allowed)
+    custom = bool(getattr(trace, "custom", False))
+    pieces = softmax_pieces(rows[1], allowed, rows[2], check=not custom)
+    tips = row_tips(tokens, trace, h, i, pieces)           # [n]
+    bands = [_band_looks(measure, [float(v) for v in values], allowed, TOKEN_H + b * band_height(col), col)
+             for b, (measure, values) in enumerate(zip(MEASURES, rows))]  # (looks, y0, y) per band
+    looks = [look for band in bands for look in band[0]]
+    # zero lines move when Q·K itself changes (a trained model's later layers: T acts upstream too)
+    zeros = [f"{y0:.1f}" for _, y0, _ in bands]
+    axis_ys = zeros[:2] + [f"{bands[2][2](1.0):.1f}", zeros[2]]  # the weight band: "100 %", then "0"
+    filled = [look["fill"] for look in looks if look["fill"] is not None]  # document order: band by band
+    weight_fills = [look["fill"]["fill"] for look in looks[2 * n:] if look["fill"] is not None]
+    places = [look["place"] for look in looks]
+    data = [_bar_data(trace, h, i, j) for j in range(n)] * 3  # the three bands' bars of key j carry the same
+    upright = col < NARROW
+
+    ops = [_op(f"{CHART} text.band-title", _band_titles(trace), text=True),
+           _op(f"{CHART} line.zero-line", zeros, attr="y1"), _op(f"{CHART} line.zero-line", zeros, attr="y2"),
+           _op(f"{CHART} text.axis-label", axis_ys, attr="y"),
+           _op(f"{CHART} rect.col-strongest", [GUTTER + focus_j * col + 1], attr="x"),
+           _op(f"{CHART} g.bar", [0 if j == focus_j else -1 for _ in MEASURES for j in range(n)], attr="tabindex"),
+           _op(f"{CHART} g.bar", tips * 3, attr="data-tip")]
+    ops += [_op(f"{CHART} g.bar", [d[name] for d in data], attr=name.replace("_", "-"))
+            for name in ("data_score", "data_scaled", "data_weight")]
+    ops += [_op(f"{CHART} rect.bar-fill", [f[name] for f in filled], attr=name.rstrip("_"))
+            for name in ("class_", "y", "height")]
+    ops += [_op(f'{CHART} g[data-band="weight"] rect.bar-fill', weight_fills, attr="fill"),
+            _op(f"{CHART} text.bar-value", [look["label"] for look in looks], text=True)]
+    ops += [_op(f"{CHART} text.bar-value", [p[name] for p in places], attr=name.replace("_", "-"))
+            for name in (("transform", "text_anchor") if upright else ("x", "y"))]
+    numbers, steps = formula_numbers(tokens, trace, h, i, pieces)
+    ops += [_op("div.formula-numbers", [focus_j], attr="data-formula-j"),
+            {"sel": "div.formula-numbers", "html": True, "values": numbers},
+            _op("p.formula-steps", [steps], text=True),
+            _op("table.sr-only td", [cell for j in range(n) for cell in _table_cells(trace, h, i, j)], text=True)]
+    return ops
 
 
 def render(state, computed, heads) -> str:
