@@ -400,7 +400,6 @@ async function restartAfterTimeout(switchedOff = false) {
   try {
     worker = await launch(location.hash);
     root.dataset.state = "ready";
-    loadPrerendered().catch(() => {}); // the panels below, ahead of the reader's scrolling (a failure shows there)
     statusBox.classList.add("is-ready");
     progress("Python is running again: every change you make is computed live in your browser.", STEPS);
     $("attention-code-message").textContent = said;
