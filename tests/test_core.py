@@ -801,3 +801,23 @@ def test_a_block_given_its_projections_equals_the_block_that_computes_them():
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
     with pytest.raises(ValueError, match="q must have shape"):
         core.transformer_block(x[:5], p, 2, qkv=qkv)
+
+
+def test_the_wired_units_of_read_only_weights_are_kept_and_of_writable_ones_found_anew():
+    """core._wired_units: a slider move reuses the mask of a model's (read-only) w_1; an array that can
+    still change is scanned every time, so a change to it is seen."""
+    rng = np.random.default_rng(5)
+    w_1 = np.zeros((6, 10))
+    w_1[:, [1, 4]] = rng.normal(size=(6, 2))
+    frozen = w_1.copy()
+    frozen.setflags(write=False)
+    expected = np.isin(np.arange(10), [1, 4])
+    np.testing.assert_array_equal(core._wired_units(frozen, None), expected)
+    assert core._wired_units(frozen, None) is core._wired_units(frozen, None), "read-only weights: kept"
+    np.testing.assert_array_equal(core._wired_units(w_1, None), expected)
+    w_1[2, 7] = 0.5  # a writable array changed: the new unit is found
+    np.testing.assert_array_equal(core._wired_units(w_1, None), np.isin(np.arange(10), [1, 4, 7]))
+    gate = np.zeros((6, 10))
+    gate[0, 9] = 1.0
+    gate.setflags(write=False)
+    np.testing.assert_array_equal(core._wired_units(frozen, gate), np.isin(np.arange(10), [1, 4, 9]))

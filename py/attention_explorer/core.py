@@ -528,6 +528,25 @@ class BlockTrace:
         return self.ffn_pre.shape[1]
 
 
+_WIRED: dict = {}  # (id(w_1), id(w_gate)) -> (w_1, w_gate, wired mask): see _wired_units
+
+
+def _wired_units(w_1, w_gate):  # [d_model, d_ff], None | [d_model, d_ff] -> bool [d_ff]
+    # The units with any nonzero input weight. A model's weights do not change between slider moves, so
+    # the mask of read-only weights is kept (scanning w_1 took ~1 ms of each move in Pyodide); the entry
+    # holds the arrays themselves, so their ids cannot be reused while it stands. Writable ones: scanned.
+    key = (id(w_1), id(w_gate))
+    hit = _WIRED.get(key)
+    if hit is not None and hit[0] is w_1 and hit[1] is w_gate:
+        return hit[2]
+    wired = np.any(w_1 != 0, axis=0) | (np.any(w_gate != 0, axis=0) if w_gate is not None else False)
+    if not w_1.flags.writeable and (w_gate is None or not w_gate.flags.writeable):
+        if len(_WIRED) >= 64:  # a handful of models' layers; never grows without bound
+            _WIRED.clear()
+        _WIRED[key] = (w_1, w_gate, wired)
+    return wired
+
+
 def _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation):  # [n, d_model], ... -> (pre, gate, act, out)
     # pre/gate/act [n, d_ff], out [n, d_model]. swiglu: b_1 is unused (gated FFNs, as LLaMA, have no hidden
     # bias); b_2 is kept so the three activations differ only inside the hidden layer.
@@ -540,7 +559,7 @@ def _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation):  # [n, d_model], .
     # One row of w_1 with that many nonzeros settles it without scanning all of w_1 (~1 ms a layer in Pyodide).
     dense = np.count_nonzero(w_1[:1]) > d_ff // 2
     if not dense:
-        wired_mask = np.any(w_1 != 0, axis=0) | (np.any(w_gate != 0, axis=0) if swiglu else False)  # [d_ff]
+        wired_mask = _wired_units(w_1, w_gate if swiglu else None)  # [d_ff] bool
         wired = np.flatnonzero(wired_mask)
         dense = len(wired) > d_ff // 2
     if dense:
