@@ -48,7 +48,9 @@ function notify(text) {
 
 // A figure wider than its column scrolls sideways inside its card: mark it, and the page shows a cue.
 function markScrollable() {
-  for (const f of document.querySelectorAll(".figure")) f.classList.toggle("is-scrollable", f.scrollWidth > f.clientWidth + 1);
+  const figures = [...document.querySelectorAll(".figure")];
+  const wide = figures.map((f) => f.scrollWidth > f.clientWidth + 1); // every read first: one layout, not one per figure
+  figures.forEach((f, k) => f.classList.toggle("is-scrollable", wide[k]));
 }
 new ResizeObserver(markScrollable).observe(document.documentElement);
 
