@@ -188,11 +188,12 @@ class PageProblems:
         assert not items, "the page reported problems:\n" + "\n".join(items)
 
 
-# Records the MutationObservers watching the whole document, as window.__documentObservers (a Map from
-# each to the stack that made it): the bridge imports PyScript without the one it would put there
-# (test_browser_panels). Playwright's own injected script makes one too.
+# Records the MutationObservers watching the whole document, each with the stack that made it;
+# window.__documentObserversMadeBy(text) counts those whose stack names text: the bridge imports
+# PyScript without the one it would put there (test_browser_panels). Playwright's own script makes one.
 OBSERVER_PROBE = """(() => {
-  const watching = window.__documentObservers = new Map();
+  const watching = new Map();
+  window.__documentObserversMadeBy = (text) => [...watching.values()].filter((s) => s.includes(text)).length;
   const { observe, disconnect } = MutationObserver.prototype;
   MutationObserver.prototype.observe = function (target, options) {
     if (target === document) watching.set(this, new Error().stack);
