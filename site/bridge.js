@@ -498,6 +498,14 @@ document.addEventListener("input", (e) => {
     send(eventFrom(el));
   }
 });
+// A long table of numbers waits as an inert <template data-on-open> in a <details> (markup.table_on_request):
+// it joins the page when a reader opens it. toggle does not bubble, hence the capture.
+document.addEventListener("toggle", (e) => {
+  const details = e.target;
+  if (!(details instanceof HTMLDetailsElement) || !details.open) return;
+  const waiting = details.querySelector(":scope > template[data-on-open]");
+  if (waiting) waiting.replaceWith(waiting.content);
+}, true);
 document.addEventListener("change", (e) => {
   const el = e.target.closest("select[data-event], input[type=checkbox][data-event]");
   if (el && el.id === "model") chooseModel(el.value);

@@ -59,7 +59,10 @@ def test_no_axe_violations_at_ready_and_after_interactions(browser, base_url):
         _looks(page, "after choosing another head", [(360, "light")])
         page.click('.step[data-value="3"]')
         page.wait_for_selector('[data-stage-detail="3"]')
-        _looks(page, "after choosing another stage", [(1280, "dark"), (360, "light")])
+        for folded in ('[data-block="ln1"] details.numbers-table', '[data-panel="embedding"] details.numbers-table'):
+            page.click(f"{folded} > summary")  # a table of numbers that joins the page on request
+            page.wait_for_selector(f"{folded} table")
+        _looks(page, "after choosing another stage and opening two tables of numbers", [(1280, "dark"), (360, "light")])
         _research(page, "p=1_3&ab=0&s2=The+dog+chased+the+cat+because+it+was+small", "designed",
                   "in the research views (pinned queries, a head off, a sentence pair)")
         # your own attention function: the CodeMirror editor (loaded as it comes near), run

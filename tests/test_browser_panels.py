@@ -164,7 +164,9 @@ def test_activation_choice_is_applied_to_every_hidden_unit(fresh, activation):
     fresh.wait_for_selector(f'[data-view="ffn"][data-activation="{activation}"]')
     units = fresh.eval_on_selector_all('[data-panel="ffn"] circle[data-unit]',
                                        "els => els.map(e => [+e.dataset.pre, +e.dataset.act, e.dataset.gate === undefined ? null : +e.dataset.gate])")
-    assert len(units) == model.CONFIG.d_ff
+    # the units with all-zero numbers are one dot that counts them
+    silent = fresh.eval_on_selector('[data-panel="ffn"] circle.unit-stack', "e => +e.dataset.silentUnits")
+    assert units and len(units) + silent == model.CONFIG.d_ff
     for pre, act, gate in units:
         if activation == "relu":
             expected = max(0.0, pre)
@@ -173,6 +175,39 @@ def test_activation_choice_is_applied_to_every_hidden_unit(fresh, activation):
         else:
             expected = gate / (1 + math.exp(-gate)) * pre
         assert act == pytest.approx(expected, abs=1e-9)
+
+
+def _ln_table(page, key: str) -> np.ndarray:
+    """The opened LayerNorm table's numbers [d_model, 4]: summand, summand, sum, output (3 decimals)."""
+    rows = page.eval_on_selector_all(f'[data-panel="layernorm"] details[data-keep="{key}"] tbody tr',
+                                     "rows => rows.map(r => [...r.querySelectorAll('td')].map(c => c.textContent))")
+    return np.array([[float(c.replace("\u2212", "-")) for c in r] for r in rows])
+
+
+def test_a_layernorm_table_joins_the_page_when_opened_and_stays_open_across_redraws(fresh):
+    """256 dimensions × 4 numbers would be ~1,500 elements on the page at all times: the table is
+    folded, empty until a reader opens it, and then shows the block's numbers (x from the embedding,
+    their sum, the LayerNorm of it) and keeps showing them through a redraw."""
+    d = model.CONFIG.d_model
+    folded = '[data-panel="layernorm"] details[data-keep="ln1-table"]'
+    fresh.wait_for_selector(f'{folded} > template[data-on-open]', state="attached")
+    assert fresh.locator('[data-panel="layernorm"] table').count() == 0  # nothing until asked for
+    fresh.click(f"{folded} > summary")
+    fresh.wait_for_function(f"document.querySelectorAll('{folded} tbody tr').length === {d}")
+    assert fresh.locator('[data-panel="layernorm"] table').count() == 1  # only the block opened
+    numbers = _ln_table(fresh, "ln1-table")
+    x = model.embed(model_tokens(model.DEFAULT_TEXT)).x[model.DEFAULT_QUERY]  # [d_model]
+    np.testing.assert_allclose(numbers[:, 0], x, atol=5e-4)
+    np.testing.assert_allclose(numbers[:, 2], numbers[:, 0] + numbers[:, 1], atol=2e-3)
+    r = numbers[:, 2]  # the designed model's γ = 1, β = 0: h = (r − μ) / σ
+    np.testing.assert_allclose(numbers[:, 3], (r - r.mean()) / r.std(), atol=0.05)
+    before = numbers[:, 1].copy()
+    set_range(fresh, "#temperature", 3)  # another MHA(x): the panel is redrawn
+    # the heatmap and this panel come in one reply; the reopened <details> fills on its toggle event
+    wait_matrix(fresh, temperature="3")
+    fresh.wait_for_function(f"document.querySelectorAll('{folded}[open] tbody tr').length === {d}")
+    after = _ln_table(fresh, "ln1-table")
+    assert np.abs(after[:, 1] - before).max() > 1e-3, "the open table still shows the old MHA(x)"
 
 
 def test_scale_demo_follows_its_d_k_slider(fresh):

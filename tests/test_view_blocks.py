@@ -186,15 +186,18 @@ def test_layernorm_mu_and_sigma_lines_sit_at_mu_and_mu_plus_minus_sigma():
 
 
 @pytest.mark.parametrize("changes", STATES[:3])
-def test_layernorm_hidden_table_prints_the_trace_numbers(changes):
-    """The screen-reader table lists, per dimension, the two summands, their sum and the LayerNorm output."""
+def test_layernorm_table_on_request_prints_the_trace_numbers(changes):
+    """The table a reader opens lists, per dimension, the two summands, their sum and the LayerNorm output;
+    until opened it is an inert template (no elements in the page)."""
     s, c = build(**changes)
     tr, i = c.trace, s.query
     root = parse(layernorm.render(s, c))
     for key, cols in (("ln1", (tr.x[i], tr.attn_out[i], tr.resid1[i], tr.ln1[i])),
                       ("ln2", (tr.ln1[i], tr.ffn_out[i], tr.resid2[i], tr.out[i]))):
         block, = root.find_all("section", data_block=key)
-        body, = block.find_all("tbody")
+        folded, = block.find_all("details", data_keep=f"{key}-table")
+        waiting, = folded.find_all("template", data_on_open=True)
+        body, = waiting.find_all("tbody")
         rows = body.find_all("tr")
         assert len(rows) == tr.d_model
         for j, tr_el in enumerate(rows):
@@ -249,21 +252,35 @@ def test_layernorm_shows_gamma_and_beta_rows_when_they_are_not_trivial():
 # ---------------------------------------------------------------------------
 
 def _dots(root):
+    """The curve and its dots for single units (the stack of all-zero units, if any, is left out)."""
     curve, = root.find_all("svg", class_="act-curve")
-    return curve, curve.find_all("circle")
+    return curve, curve.find_all("circle", data_unit=True)
+
+
+def _silent_units(tr, i: int) -> list[int]:
+    """Units whose pre-activation, activation (and gate) are all exactly 0 for token i."""
+    zero = (tr.ffn_pre[i] == 0) & (tr.ffn_act[i] == 0)
+    if tr.activation == "swiglu":
+        zero &= tr.ffn_gate[i] == 0
+    return [int(u) for u in np.flatnonzero(zero)]
 
 
 @pytest.mark.parametrize("activation", ACTIVATIONS)
 def test_ffn_dots_carry_each_units_trace_numbers(activation):
-    """One dot per hidden unit, with data-unit, data-pre, data-act (and data-gate for SwiGLU) equal to the trace."""
+    """One dot per hidden unit, with data-unit, data-pre, data-act (and data-gate for SwiGLU) equal to the
+    trace, except the units whose numbers are all 0: one dot at the origin says how many they are."""
     s, c = build(activation=activation)
     tr, i = c.trace, s.query
     assert tr.activation == activation
     root = parse(ffn.render(s, c))
     curve, dots = _dots(root)
     assert curve.attrs["data-activation"] == activation
-    assert len(dots) == tr.d_ff
-    assert sorted(int(d.attrs["data-unit"]) for d in dots) == list(range(tr.d_ff))
+    silent = _silent_units(tr, i)
+    assert len(silent) > 1000, "premise: the designed model wires only a few units"
+    stack, = curve.find_all("circle", class_="unit-stack")
+    assert int(stack.attrs["data-silent-units"]) == len(silent) and f"{len(silent)} units" in stack.attrs["data-tip"]
+    assert f"{len(silent)} units" in curve.all_text()  # the count is printed beside it
+    assert sorted(int(d.attrs["data-unit"]) for d in dots) == sorted(set(range(tr.d_ff)) - set(silent))
     for dot in dots:
         u = int(dot.attrs["data-unit"])
         assert float(dot.attrs["data-pre"]) == pytest.approx(tr.ffn_pre[i, u], abs=1e-11)
@@ -411,12 +428,13 @@ def test_ffn_dots_form_one_keyboard_grid_ordered_along_the_curve():
     s, c = build()
     curve, dots = _dots(parse(ffn.render(s, c)))
     grid, = curve.find_all("g", data_grid=True)
-    assert len(grid.find_all("circle")) == len(dots)
-    ranks = sorted(dots, key=lambda d: int(d.attrs["data-j"]))
-    assert [int(d.attrs["data-j"]) for d in ranks] == list(range(len(dots)))
+    cells = grid.find_all("circle")
+    assert len(cells) == len(dots) + 1  # the units, and one dot for the stack of all-zero units
+    ranks = sorted(cells, key=lambda d: int(d.attrs["data-j"]))
+    assert [int(d.attrs["data-j"]) for d in ranks] == list(range(len(cells)))
     xs = [float(d.attrs["cx"]) for d in ranks]
     assert xs == sorted(xs)
-    assert [d.attrs["tabindex"] for d in dots].count("0") == 1
+    assert [d.attrs["tabindex"] for d in cells].count("0") == 1
 
 
 def test_ffn_curve_samples_call_the_core_activation():

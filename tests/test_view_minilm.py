@@ -257,9 +257,14 @@ def test_ffn_of_a_wide_model_marks_the_units_that_change_the_output_most():
     assert np.abs(got["neg"] - np.where(cells < 0, want, 0)).max() <= 1
 
 
-def test_the_designed_ffn_keeps_a_dot_per_unit():
-    _, _, root = rendered("ffn", st.State())
-    assert len(root.find_all("circle", data_unit=True)) == 1024 and not by_class(root, "unit-cloud")
+def test_the_designed_ffn_keeps_a_dot_per_unit_it_uses():
+    """Not the trained model's cloud: a dot per unit with a non-zero number, one for all the rest."""
+    s = st.State()
+    c, _, root = rendered("ffn", s)
+    used = int(np.count_nonzero(c.trace.ffn_pre[s.query] != 0))
+    assert len(root.find_all("circle", data_unit=True)) == used and not by_class(root, "unit-cloud")
+    stack, = by_class(root, "unit-stack")
+    assert int(stack.attrs["data-silent-units"]) == 1024 - used
 
 
 # --------------------------------------------------------------------------- projections

@@ -273,7 +273,12 @@ def test_embedding_has_formulas_legend_and_accessible_parts():
         assert svg.attrs.get("role") == "img" and svg.attrs.get("aria-label")
     for grid in [n for n in root.iter() if "data-grid" in n.attrs]:  # one Tab stop per strip
         assert [n.attrs.get("tabindex") for n in grid.iter() if "data-grid-cell" in n.attrs].count("0") == 1
-    assert by_class(root, "sr-only")[0].find_all("table")
+    # the numbers as a table, on request (an inert template until the reader opens the <details>)
+    folded, = root.find_all("details", data_keep="embedding-table")
+    rows = folded.find_all("template", data_on_open=True)[0].find_all("tr")[1:]  # after the header row
+    emb, q = c.embedding, s.query
+    assert [int(r.find_all("td")[0].all_text()) for r in rows] == [
+        d for d in range(len(emb.x[q])) if emb.x[q][d] or emb.token[q][d] or emb.position[q][d]]
     ids = [n.attrs["id"] for n in root.iter() if "id" in n.attrs]
     assert len(ids) == len(set(ids)) and all(i.startswith("emb-") for i in ids)
 

@@ -33,7 +33,9 @@ import numpy as np
 
 from . import math as m
 from .colors import signed_strength
-from .markup import attr, data_num, esc, num
+from .markup import attr, data_num, esc, num, table_on_request
+
+_SUBSCRIPT = str.maketrans('0123456789', '₀₁₂₃₄₅₆₇₈₉')
 
 # The hues themselves are CSS variables (site/css/why.css: --why-pos blue, --why-neg orange, the
 # Okabe–Ito pair, with lighter dark-mode variants), so markup only says the sign and the opacity.
@@ -264,14 +266,15 @@ def _block_labels(model, d_model: int) -> str:
     return f'<div class="emb-blocks" style="grid-template-columns: {cols}">{cells}</div>'
 
 
-def _sr_table(model, tok, q, e_i, pe_i, x_i) -> str:
+def _numbers_table(model, tok, q, e_i, pe_i, x_i) -> str:
+    """The non-zero dimensions of x_q with their parts, to 3 decimals: a table a reader opens on request."""
     rows = "".join(f"<tr><td>{d}</td><td>{esc(model.dim_names[d])}</td><td>{num(e_i[d], 3)}</td>"
                    f"<td>{num(pe_i[d], 3)}</td><td>{num(x_i[d], 3)}</td></tr>"
                    for d in range(len(x_i)) if x_i[d] != 0 or e_i[d] != 0 or pe_i[d] != 0)
-    # the wrapper, not the table, is .sr-only: a table ignores width: 1px and would widen the page
-    return (f'<div class="sr-only"><table><caption>Non-zero dimensions of x_{q} for “{esc(tok)}”: '
-            f'token embedding plus positional encoding</caption><thead><tr><th>dim</th><th>name</th>'
-            f"<th>e</th><th>PE</th><th>x</th></tr></thead><tbody>{rows}</tbody></table></div>")
+    table = (f'<table><caption>Non-zero dimensions of x{str(q).translate(_SUBSCRIPT)} for “{esc(tok)}”: '
+             f'token embedding plus positional encoding</caption><thead><tr><th scope="col">dim</th><th scope="col">name</th>'
+             f'<th scope="col">e</th><th scope="col">PE</th><th scope="col">x</th></tr></thead><tbody>{rows}</tbody></table>')
+    return table_on_request(f"The non-zero dimensions of x{str(q).translate(_SUBSCRIPT)} as a table", table, key="embedding-table")
 
 
 def render(state, computed) -> str:
@@ -307,7 +310,7 @@ def _render_designed(state, computed) -> str:
 </section>
 <section class="emb-part">
 <h3>Where: positional encoding <math><mi>PE</mi><mo>(</mo><mi>pos</mi><mo>,</mo><mi>dim</mi><mo>)</mo></math></h3>
-<p class="emb-note" data-export-label="{esc(f"Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of x{str(q).translate(str.maketrans('0123456789', '₀₁₂₃₄₅₆₇₈₉'))} below.")}">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
+<p class="emb-note" data-export-label="{esc(f"Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of x{str(q).translate(_SUBSCRIPT)} below.")}">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
 {_positional_heatmap(state, computed, vmax)}
 </section>
 <section class="emb-part emb-part-wide">
@@ -318,7 +321,7 @@ def _render_designed(state, computed) -> str:
 </section>
 </div>
 {legend_html()}
-{_sr_table(model, tok, q, e_i, pe_i, x_i)}
+{_numbers_table(model, tok, q, e_i, pe_i, x_i)}
 </div>"""
 
 

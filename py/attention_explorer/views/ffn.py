@@ -8,7 +8,9 @@ a SiLU-gated product for SwiGLU), and projected back down. The nonlinearity is
 what lets the block compute more than a linear map; the picture shows it as a
 curve with each hidden unit as a dot on it, and which units "fire".
 
-Up to DOTS_MAX units each dot is its own focusable element with its numbers.
+Up to DOTS_MAX units each dot is its own focusable element with its numbers, except
+that units whose numbers are all exactly 0 (nothing wired to them: 1,010 of the designed
+model's 1,024) are one dot with their count.
 A wider FFN (a trained model's 1,536 units, every one of them active) would
 cost ~350 kB of markup that way; there all dots are one <path>, the units that
 change the output most (|activation| × the length of the unit's row of W₂) are
@@ -222,19 +224,36 @@ def _curve(trace, names, i: int, w_2=None) -> str:
         spots = sorted(set(zip(ux.tolist(), uy.tolist())))
         out.append(f'<path class="unit-cloud" transform="scale(0.5)" d="{"".join(f"M{a} {b}h0" for a, b in spots)}"/>')
     # the dots, left to right, as one keyboard grid (arrow keys walk along the curve)
-    order = [u for u in np.argsort(xs, kind="stable").tolist() if not wide or u in picked]
-    last = len(order) - 1
     x_list, y_list = np.asarray(xs).tolist(), np.asarray(ys).tolist()
     pre, act = trace.ffn_pre[i].tolist(), trace.ffn_act[i].tolist()
     gates = trace.ffn_gate[i].tolist() if activation == "swiglu" else None
+    # units whose every number is exactly 0 (nothing wired to them: most of the designed model's) are
+    # one dot with their count, not hundreds of identical dots a keyboard would have to walk through
+    silent = set() if wide else {u for u in range(len(pre)) if pre[u] == 0 and act[u] == 0 and (gates is None or gates[u] == 0)}
+    if len(silent) < 2:
+        silent = set()
+    order = [u for u in np.argsort(xs, kind="stable").tolist() if (not wide or u in picked) and u not in silent]
+    if silent:  # the stack sits at x = 0, in its place along the curve
+        order.insert(sum(1 for u in order if x_list[u] < 0), None)
+    last = len(order) - 1
     dots = []
     for rank, u in enumerate(order):
-        # 1024 of these: numbers are written directly (nothing to escape), the tip text goes through attr
+        keys = f'data-grid-cell data-i="0" data-j="{rank}" tabindex="{0 if rank == last else -1}"'
+        if u is None:
+            n = len(silent)
+            tip = (f"{n} units: {'g = 0 and u = 0' if gates else 'z = 0'} exactly (no weights reach them "
+                   f"for this token), so each one's activation is 0. They are drawn as this one dot.")
+            dots.append(f'<circle class="unit-stack" cx="{px(0):.1f}" cy="{py(0):.1f}" r="4.5" data-silent-units="{n}" '
+                        f'data-pre="0" data-act="0" {keys}{attr(data_tip=tip)}/>')
+            continue
+        # up to 1024 of these: numbers are written directly (nothing to escape), the tip text goes through attr
         gate = f' data-gate="{data_num(gates[u])}"' if gates else ""
         dots.append(f'<circle cx="{px(x_list[u]):.1f}" cy="{py(y_list[u]):.1f}" r="3" data-unit="{u}" '
-                    f'data-pre="{data_num(pre[u])}"{gate} data-act="{data_num(act[u])}" '
-                    f'data-grid-cell data-i="0" data-j="{rank}" tabindex="{0 if rank == last else -1}"'
+                    f'data-pre="{data_num(pre[u])}"{gate} data-act="{data_num(act[u])}" {keys}'
                     f'{attr(data_tip=_unit_tip(trace, names, i, u, y_list[u]))}/>')
+    if silent:
+        out.append(f'<text class="tick stack-count" x="{px(0) - 6:.1f}" y="{py(0) - 7:.1f}" text-anchor="end">'
+                   f'{len(silent)} units</text>')
     out.append(f'<g class="unit-dots" data-grid>{"".join(dots)}</g></svg>')
     return "".join(out)
 
@@ -373,7 +392,7 @@ def render(state, computed) -> str:
     xs, _ = unit_points(tr, i)
     at_zero = int(np.count_nonzero(xs == 0))
     stacked = (f" {at_zero} units have {'g' if tr.activation == 'swiglu' else 'z'} = 0 exactly and sit on top of "
-               f"each other at the origin." if at_zero > 1 else "")
+               f"each other at the origin: one dot, labelled with their count." if at_zero > 1 else "")
     curve_caption = ("Each dot is one hidden unit of this token at its gate value g on the SiLU curve; its "
                      "activation multiplies SiLU(g) by the up-projection u (hover a dot)." + stacked
                      if tr.activation == "swiglu" else

@@ -27,7 +27,7 @@ import numpy as np
 
 from .colors import SIGN_NEG_RGB, SIGN_POS_RGB
 from .embedding import mask_layers, png_alpha16
-from .markup import attr, clip_label, data_num, esc, num
+from .markup import attr, clip_label, data_num, esc, num, table_on_request
 from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
 
 # ---------------------------------------------------------------------------
@@ -271,15 +271,15 @@ def _numbers(caption: str, headers, columns) -> str:
     return f'<details class="ln-numbers"><summary>{esc(caption)}, dim 0 first</summary>{body}</details>'
 
 
-def _table(caption: str, headers, columns, labels) -> str:
-    """The numbers behind a chart, for screen readers (visually hidden); printed to 3 decimals."""
+def _table(caption: str, headers, columns, labels, *, key: str) -> str:
+    """The numbers behind a chart, printed to 3 decimals: a table a reader opens on request."""
     head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
     body = "".join(
         f'<tr><th>{j} {esc(labels[j])}</th>{"".join(f"<td>{num(c[j], 3)}</td>" for c in columns)}</tr>'
         for j in range(len(columns[0])))
-    # the wrapper is what hides it: a table ignores the width/height that .sr-only sets
-    return (f'<div class="sr-only"><table><caption>{esc(caption)}</caption><thead><tr><th scope="col">dimension</th>'
-            f'{head}</tr></thead><tbody>{body}</tbody></table></div>')
+    table = (f'<table><caption>{esc(caption)}</caption><thead><tr><th scope="col">dimension</th>'
+             f'{head}</tr></thead><tbody>{body}</tbody></table>')
+    return table_on_request(f"The {len(columns[0])} dimensions as a table", table, key=key)
 
 
 def _stats(mu: float, sigma: float, d: int, r_name: str, n: str, eps: float) -> str:
@@ -353,7 +353,7 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
     else:
         tips = _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, model.dim_names)
         hover = dimension_hits(tips, label=f"{d} dimensions of {r_name}: arrow keys step through them")
-        table = _table(f"{title}: the {d} dimensions", headers, columns, model.dim_names)
+        table = _table(f"{title}: the {d} dimensions", headers, columns, model.dim_names, key=f"{key}-table")
     stack = f'<div class="vec-stack">{"".join(charts)}{"" if wide else hover}</div>'
     return (f'<section{attr(class_="ln-block", data_block=key, data_mu=data_num(mu), data_sigma=data_num(sigma), data_d=d)}>'
             f'<h4 class="ln-title">{esc(title)}</h4><p class="ln-intro" data-export-label="">{intro}</p>'

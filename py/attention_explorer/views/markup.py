@@ -68,3 +68,18 @@ def row_percents(weights) -> list[int]:
 def clip_label(text: str, width: int = 12) -> str:
     """Shorten a token for an axis label; the full token stays in the <title>."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def table_on_request(summary: str, table: str, *, key: str) -> str:
+    """A long table of numbers that becomes part of the page only when a reader opens it.
+
+    The table (markup already escaped by the caller) waits in an inert <template> inside a
+    <details>: a 256-row table is ~1,500 elements that every layout, redraw and accessibility
+    check would otherwise walk. The bridge moves the template's content into the page when the
+    <details> opens; key (data-keep) keeps it open, and so filled, across redraws.
+    """
+    # a wide table scrolls sideways in its box, which the keyboard can then reach (focusable, named);
+    # data-export-label="": a saved figure leaves the table out (export.js)
+    return (f'<details{attr(class_="numbers-table", data_keep=key, data_export_label="")}><summary>{esc(summary)}</summary>'
+            f'<template data-on-open><div{attr(class_="table-scroll", tabindex=0, role="group", aria_label=summary)}>'
+            f'{table}</div></template></details>')
