@@ -192,22 +192,25 @@ def test_a_layernorm_table_joins_the_page_when_opened_and_stays_open_across_redr
     folded = '[data-panel="layernorm"] details[data-keep="ln1-table"]'
     fresh.wait_for_selector(f'{folded} > template[data-on-open]', state="attached")
     assert fresh.locator('[data-panel="layernorm"] table').count() == 0  # nothing until asked for
-    fresh.click(f"{folded} > summary")
-    fresh.wait_for_function(f"document.querySelectorAll('{folded} tbody tr').length === {d}")
-    assert fresh.locator('[data-panel="layernorm"] table').count() == 1  # only the block opened
-    numbers = _ln_table(fresh, "ln1-table")
-    x = model.embed(model_tokens(model.DEFAULT_TEXT)).x[model.DEFAULT_QUERY]  # [d_model]
-    np.testing.assert_allclose(numbers[:, 0], x, atol=5e-4)
-    np.testing.assert_allclose(numbers[:, 2], numbers[:, 0] + numbers[:, 1], atol=2e-3)
-    r = numbers[:, 2]  # the designed model's γ = 1, β = 0: h = (r − μ) / σ
-    np.testing.assert_allclose(numbers[:, 3], (r - r.mean()) / r.std(), atol=0.05)
-    before = numbers[:, 1].copy()
-    set_range(fresh, "#temperature", 3)  # another MHA(x): the panel is redrawn
-    # the heatmap and this panel come in one reply; the reopened <details> fills on its toggle event
-    wait_matrix(fresh, temperature="3")
-    fresh.wait_for_function(f"document.querySelectorAll('{folded}[open] tbody tr').length === {d}")
-    after = _ln_table(fresh, "ln1-table")
-    assert np.abs(after[:, 1] - before).max() > 1e-3, "the open table still shows the old MHA(x)"
+    try:
+        fresh.click(f"{folded} > summary")
+        fresh.wait_for_function(f"document.querySelectorAll('{folded} tbody tr').length === {d}")
+        assert fresh.locator('[data-panel="layernorm"] table').count() == 1  # only the block opened
+        numbers = _ln_table(fresh, "ln1-table")
+        x = model.embed(model_tokens(model.DEFAULT_TEXT)).x[model.DEFAULT_QUERY]  # [d_model]
+        np.testing.assert_allclose(numbers[:, 0], x, atol=5e-4)
+        np.testing.assert_allclose(numbers[:, 2], numbers[:, 0] + numbers[:, 1], atol=2e-3)
+        r = numbers[:, 2]  # the designed model's γ = 1, β = 0: h = (r − μ) / σ
+        np.testing.assert_allclose(numbers[:, 3], (r - r.mean()) / r.std(), atol=0.05)
+        before = numbers[:, 1].copy()
+        set_range(fresh, "#temperature", 3)  # another MHA(x): the panel is redrawn
+        # the heatmap and this panel come in one reply; the reopened <details> fills on its toggle event
+        wait_matrix(fresh, temperature="3")
+        fresh.wait_for_function(f"document.querySelectorAll('{folded}[open] tbody tr').length === {d}")
+        after = _ln_table(fresh, "ln1-table")
+        assert np.abs(after[:, 1] - before).max() > 1e-3, "the open table still shows the old MHA(x)"
+    finally:  # the shared page gets its height back (an open 256-row table pushes the panels below it down)
+        fresh.eval_on_selector(folded, "d => { d.open = false; }")
 
 
 def test_scale_demo_follows_its_d_k_slider(fresh):
