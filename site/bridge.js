@@ -184,9 +184,13 @@ function applyPatch(panel, ops) {
   const found = ops.map((op) => panel.querySelectorAll(op.sel));
   const values = ops.map((op) => (op.values === undefined ? null
     : op.toggle ? op.values : op.html ? [op.values] : op.values.split(op.sep || "\n")));
-  if (!ops.every((op, k) => values[k] === null || values[k].length === found[k].length)) return false;
+  // a table never opened is still a template: its numbers are not patched, it is marked stale instead
+  const unopened = ops.map((op, k) => Boolean(op.unopened) && found[k].length === 0
+    && panel.querySelector(`details[data-keep="${CSS.escape(op.unopened)}"] > template[data-on-open]`));
+  if (!ops.every((op, k) => values[k] === null || unopened[k] || values[k].length === found[k].length)) return false;
   ops.forEach((op, k) => {
     const els = found[k];
+    if (unopened[k]) { unopened[k].dataset.stale = "true"; return; }
     if (op.remove) { for (const el of els) el.removeAttribute(op.remove); return; }
     for (let i = 0; i < els.length; i++) {
       const el = els[i], v = values[k][i];
@@ -499,12 +503,17 @@ document.addEventListener("input", (e) => {
   }
 });
 // A long table of numbers waits as an inert <template data-on-open> in a <details> (markup.table_on_request):
-// it joins the page when a reader opens it. toggle does not bubble, hence the capture.
+// it joins the page when a reader opens it; if a patch has changed the numbers since it was drawn
+// (data-stale, see applyPatch), Python draws the panel anew (the <details> reopens, data-keep).
+// toggle does not bubble, hence the capture.
 document.addEventListener("toggle", (e) => {
   const details = e.target;
   if (!(details instanceof HTMLDetailsElement) || !details.open) return;
   const waiting = details.querySelector(":scope > template[data-on-open]");
-  if (waiting) waiting.replaceWith(waiting.content);
+  if (!waiting) return;
+  const panel = details.closest("[data-panel]");
+  if (waiting.dataset.stale && panel) send({ type: "redraw", value: panel.dataset.panel });
+  else waiting.replaceWith(waiting.content);
 }, true);
 document.addEventListener("change", (e) => {
   const el = e.target.closest("select[data-event], input[type=checkbox][data-event]");

@@ -213,6 +213,28 @@ def test_a_layernorm_table_joins_the_page_when_opened_and_stays_open_across_redr
         fresh.eval_on_selector(folded, "d => { d.open = false; }")
 
 
+def test_the_weights_table_opened_after_a_slider_move_shows_the_new_weights(fresh):
+    """A slider patches the heatmap's numbers, not those of its table while it waits unopened: the
+    waiting table is marked stale, and opening it brings the panel anew, with the new weights."""
+    folded = '[data-panel="attention-matrix"] details[data-keep="weights-table"]'
+    text = "The dog sat down because it was tired"
+    fresh.fill("#tokens", text)  # new tokens: the heatmap drawn anew, its table waiting unopened
+    fresh.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).includes('dog')")
+    assert fresh.locator(f"{folded} > template[data-on-open]:not([data-stale])").count() == 1
+    set_range(fresh, "#temperature", 2)  # numbers only: a patch
+    wait_matrix(fresh, temperature="2")
+    assert fresh.locator(f"{folded} > template[data-stale]").count() == 1, "patched, and the table marked stale"
+    n = len(model_tokens(text))
+    try:
+        fresh.click(f"{folded} > summary")
+        fresh.wait_for_function(f"document.querySelectorAll('{folded}[open] tbody tr').length === {n}")
+        got = fresh.eval_on_selector_all(f"{folded} tbody tr", """rows => rows.map((r) =>
+            [...r.querySelectorAll('td')].map((c) => parseFloat(c.textContent.replace('\u2212', '-'))))""")
+        np.testing.assert_allclose(np.array(got), 100 * independent_weights(text, 0, 2.0, 8.0), atol=0.051)
+    finally:  # the shared page as the next test expects it
+        fresh.eval_on_selector(folded, "d => { d.open = false; }")
+
+
 def test_scale_demo_follows_its_d_k_slider(fresh):
     set_range(fresh, "#demo-dk", 256)
     fresh.wait_for_selector('[data-view="scale-demo"][data-dk="256"]')

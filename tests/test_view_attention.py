@@ -304,7 +304,8 @@ def test_screen_reader_table_lists_every_weight():
     c = st.compute(s)
     tree = parse(render_matrix(s))
     (table,) = tree.all(lambda e: e.tag == "table")
-    assert table.parent.parent.tag == "details", "on request: a closed <details> under the heatmap"
+    waiting = table.parent.parent  # on request: a closed <details> under the heatmap, the table in its template
+    assert waiting.tag == "template" and "data-on-open" in waiting.attrs and waiting.parent.tag == "details"
     cols = [th.text for th in table.find(lambda e: e.tag == "th" and e.attrs.get("scope") == "col")]
     assert cols[1:] == list(c.tokens)
     rows = table.find(lambda e: e.tag == "tr")[1:]

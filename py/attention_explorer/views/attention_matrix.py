@@ -31,7 +31,7 @@ import json
 import numpy as np
 
 from .colors import HEAD_COLORS, text_on, viridis, viridis_many
-from .markup import attr, clip_label, data_num, esc, num, pct, row_percents
+from .markup import attr, clip_label, data_num, esc, num, pct, row_percents, table_on_request
 
 CELL = 40          # px per cell in viewBox units (short sentences)
 MIN_CELL = 18      # ... shrinking to this for 32 tokens, so the matrix fits one page column
@@ -308,8 +308,9 @@ def weight_legend(x: float, y: float, width: float, scale_id: str, masked_id: st
 
 
 def weights_table(tokens, weights, mask, query: int, head_name: str) -> str:
-    """The matrix as a table, on request (a closed <details>): the heatmap's numbers for screen readers
-    and for anyone who wants them. Closed, its up-to 1,089 cells cost no layout when a slider moves."""
+    """The matrix as a table, on request: the heatmap's numbers for screen readers and for anyone who
+    wants them. Until opened it is an inert template (markup.table_on_request): its up-to 1,089 cells
+    are no elements of the page, and a slider's patch does not touch them (see render_patch)."""
     head = "".join(f'<th scope="col">{esc(t)}</th>' for t in tokens)
     rows = []
     for i, tok in enumerate(tokens):
@@ -317,10 +318,13 @@ def weights_table(tokens, weights, mask, query: int, head_name: str) -> str:
                         for j in range(len(tokens)))
         mark = " (selected query)" if i == query else ""
         rows.append(f'<tr><th scope="row">{esc(tok)}{mark}</th>{cells}</tr>')
-    return (f'<details class="weights-table" data-keep="weights-table"><summary>All weights as a table</summary>'
-            f'<div class="table-scroll"><table><caption>{esc(table_caption(head_name))}</caption>'
-            f'<thead><tr><th scope="col">query \\ key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-            '</div></details>')
+    table = (f'<table><caption>{esc(table_caption(head_name))}</caption>'
+             f'<thead><tr><th scope="col">query \\ key</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    return table_on_request("All weights as a table", table, key=TABLE_KEY)
+
+
+TABLE_KEY = "weights-table"
+TABLE = f'details[data-keep="{TABLE_KEY}"]'
 
 
 def _matrix_meta(state, computed) -> dict:
@@ -355,7 +359,9 @@ def render_patch(state, computed, heads) -> list[dict]:
     "\n": {"sel", "attr": name, "values"} sets an attribute, {"sel", "text": True, "values"} the
     text, {"sel", "toggle": class, "values": "0"/"1" per element} a class, {"sel", "remove": name}
     drops an attribute (tooltips cached by the bridge, now stale). A count that does not match
-    makes the bridge ask for the whole panel instead.
+    makes the bridge ask for the whole panel instead, except that an operation with "unopened": key
+    may find nothing when the <details data-keep=key> table was never opened: its template is then
+    marked stale, and opening it later asks for the panel anew.
     """
     trace, h, n = computed.trace, state.head, len(computed.tokens)
     weights, mask = trace.weights[h], trace.mask  # [n, n], [n, n] bool
@@ -388,10 +394,10 @@ def render_patch(state, computed, heads) -> list[dict]:
             {"sel": f"{svg} g.cells", "attr": "data-hover-row", "values": str(q)},
             {"sel": f"{svg} rect.query-outline", "attr": "data-query-row", "values": str(q)},
             {"sel": f"{svg} rect.query-outline", "attr": "y", "values": str(LABEL + q * cell - 1)},
-            {"sel": "details.weights-table tbody th", "text": True,
+            {"sel": f"{TABLE} tbody th", "text": True, "unopened": TABLE_KEY,
              "values": "\n".join(t + (" (selected query)" if k == q else "") for k, t in enumerate(computed.tokens))}]
     ops += [{"sel": svg, "attr": "aria-label", "values": matrix_label(heads[h].name)},
-            {"sel": "details.weights-table caption", "text": True, "values": table_caption(heads[h].name)},
+            {"sel": f"{TABLE} caption", "text": True, "unopened": TABLE_KEY, "values": table_caption(heads[h].name)},
             # one tab stop: the query's strongest key under the new weights (the rest stay reachable by arrows)
             {"sel": cells, "attr": "tabindex",
              "values": "\n".join("0" if (i, j) == focus else "-1" for i in range(n) for j in range(n))},
@@ -404,7 +410,7 @@ def render_patch(state, computed, heads) -> list[dict]:
         ops += [{"sel": "text.cell-value", "text": True, "values": "\n".join(values)},
                 {"sel": "text.cell-value", "toggle": "on-light", "values": flags},
                 {"sel": "text.cell-value", "toggle": "on-dark", "values": flags.translate({48: "1", 49: "0"})}]
-    ops.append({"sel": "details.weights-table td", "text": True,
+    ops.append({"sel": f"{TABLE} td", "text": True, "unopened": TABLE_KEY,
                 "values": "\n".join(pct(w) if ok else "masked" for w, ok in zip(flat_w, flat_mask))})
     return ops
 
