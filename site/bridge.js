@@ -699,13 +699,15 @@ function hoverEvent(el, value = el.dataset.hoverValue ?? el.dataset.value) {
   lastHover = key;
   send(event, true);
 }
-// Live heatmaps leave their cells' long derivations out of the markup (data-tip-src): ask the worker.
+// Live heatmaps and LayerNorm charts leave their cells' long derivations out of the markup (data-tip-src): ask the worker.
 let tipFor = null;
 async function showTipFromWorker(el) {
   tipFor = el;
   if (!worker) return hideTip();
   const panel = el.closest("[data-panel]");
-  const text = await worker.sync.tip({ panel: panel && panel.dataset.panel, i: el.dataset.i, j: el.dataset.j });
+  const block = el.closest("[data-block]");
+  const text = await worker.sync.tip({ panel: panel && panel.dataset.panel, i: el.dataset.i, j: el.dataset.j,
+                                       block: block ? block.dataset.block : "" });
   if (tipFor !== el || !el.isConnected || !text) return;
   el.dataset.tip = text; // until the next redraw replaces the element
   showTip(el);

@@ -213,6 +213,19 @@ def test_a_layernorm_table_joins_the_page_when_opened_and_stays_open_across_redr
         fresh.eval_on_selector(folded, "d => { d.open = false; }")
 
 
+def test_a_live_layernorm_dimension_gets_its_tip_from_python(fresh):
+    """Python's redraws leave the 512 per-dimension tips out of the LayerNorm panel; hovering (or
+    focusing) a dimension asks the worker, and the tip shows that dimension's numbers."""
+    set_range(fresh, "#temperature", 1.5)  # every panel of the tall page drawn by Python
+    wait_matrix(fresh, temperature="1.5")
+    dim = '[data-panel="layernorm"] [data-block="ln1"] .dim-hits i[data-j="6"]'
+    fresh.wait_for_selector(f"{dim}[data-tip-src]:not([data-tip])", state="attached")
+    fresh.hover(dim)
+    text = tooltip_text(fresh)
+    x = model.embed(model_tokens(model.DEFAULT_TEXT)).x[model.DEFAULT_QUERY, 6]  # "it" is a pronoun: dim 6 is 1
+    assert text.startswith("dimension 6 · pronoun") and f"x + MHA(x) = {x:.3f} + " in text
+
+
 def test_the_weights_table_opened_after_a_slider_move_shows_the_new_weights(fresh):
     """A slider patches the heatmap's numbers, not those of its table while it waits unopened: the
     waiting table is marked stale, and opening it brings the panel anew, with the new weights."""

@@ -208,3 +208,18 @@ def test_hostile_text_never_reaches_markup_unescaped():
         assert "<img" not in markup, f"panel {pid} inserted reader text as markup"
     chips = res["panels"]["token-chips"]
     assert "&lt;" in chips and "&amp;" in chips and "&quot;" in chips and "😀" in chips and "שלום" in chips
+
+
+def test_worker_gives_the_tips_a_live_redraw_left_out():
+    """Heatmap cells and LayerNorm dimensions drawn live ask the worker for their tips; anything else, or
+    a reference that points nowhere, gets "" (never an exception)."""
+    worker.boot("", "page")
+    s = worker._state
+    c = st.compute(s)
+    cell = worker.tip({"panel": "attention-matrix", "i": str(s.query), "j": "2"})
+    assert cell.startswith(f"A[{s.query},2]: query “{c.tokens[s.query]}” ({s.query}) → key “{c.tokens[2]}” (2)")
+    dim = worker.tip({"panel": "layernorm", "i": "0", "j": "6", "block": "ln2"})
+    assert dim.startswith("dimension 6") and "h + FFN(h)" in dim
+    for ref in ({"panel": "layernorm", "j": "6", "block": "nope"}, {"panel": "layernorm", "j": "x", "block": "ln1"},
+                {"panel": "attention-matrix", "i": "99", "j": "0"}, {"panel": "ffn", "i": "0", "j": "0"}, {}):
+        assert worker.tip(ref) == ""

@@ -220,6 +220,21 @@ def test_layernorm_tooltip_derives_each_dimension_from_trace_numbers():
     assert num(tr.ln1_mean[i], 3) in tip
 
 
+@pytest.mark.parametrize("changes", STATES[:3])
+def test_a_live_layernorm_leaves_its_tips_to_the_worker_and_the_worker_gives_the_same_text(changes):
+    """The worker's redraw carries no per-dimension tip (data-tip-src instead); dimension_tip gives,
+    for every dimension of both blocks, exactly the tip the pre-rendered panel writes inline."""
+    s, c = build(**changes)
+    inline, live = parse(layernorm.render(s, c)), parse(layernorm.render(s, c, tips_on_demand=True))
+    for key in ("ln1", "ln2"):
+        want = [cell.attrs["data-tip"] for cell in inline.find_all("section", data_block=key)[0].find_all(data_grid_cell=True)]
+        cells = live.find_all("section", data_block=key)[0].find_all(data_grid_cell=True)
+        assert len(cells) == len(want) == c.trace.d_model
+        assert all("data-tip" not in cell.attrs and "data-tip-src" in cell.attrs for cell in cells)
+        assert [layernorm.dimension_tip(c, s.query, key, j) for j in range(len(want))] == want
+    assert layernorm.dimension_tip(c, s.query, "ln3", 0) == "" and layernorm.dimension_tip(c, s.query, "ln1", 256) == ""
+
+
 def test_layernorm_says_gamma_one_beta_zero_when_the_model_has_them():
     """With γ = 1, β = 0 (the designed model) the normalised row is the output, and the panel says so."""
     s, c = build()

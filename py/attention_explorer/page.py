@@ -104,7 +104,8 @@ PANELS: dict[str, Panel] = {
     "why-scale": Panel(lambda s, c: why.render_scale_demo(s, c), _fields("model", "demo_dk")),
     "compare": Panel(lambda s, c: _compare_panel(s), _fields("model", "text", "query", "head", "compare_head")),
     "multihead": Panel(lambda s, c: multihead.render(s, c, c.heads), _fields(*LAYER, "query")),
-    "layernorm": Panel(lambda s, c: layernorm.render(s, c), _fields(*LAYER, "query")),
+    "layernorm": Panel(lambda s, c: layernorm.render(s, c), _fields(*LAYER, "query"),
+                       lambda s, c: layernorm.render(s, c, tips_on_demand=True)),
     "ffn": Panel(lambda s, c: ffn.render(s, c), _fields(*LAYER, "query")),
     # explore like a researcher: every layer at once, heads switched off, a second sentence
     "head-grid": Panel(lambda s, c: head_grid.render(s, c), _fields(*LAYER, "head", "query", "pinned")),
@@ -355,13 +356,20 @@ def render_patches(state: st.State, only: set[str]) -> dict[str, list]:
     return {pid: PANELS[pid].render_patch(state, computed) for pid in PANELS if pid in only}
 
 
-def cell_tip(state: st.State, i: int, j: int) -> str:
-    """The derivation of heatmap cell (i, j) of the selected head: the tooltip a live heatmap leaves out."""
+def tip(state: st.State, panel: str, ref: dict) -> str:
+    """A tooltip a live redraw left out of its markup (data-tip-src), "" when there is none:
+    a heatmap cell's derivation (ref i, j) or a LayerNorm dimension's (ref block, j)."""
     computed = st.compute(state)
     n = len(computed.tokens)
-    if not (0 <= i < n and 0 <= j < n):
+    try:
+        i, j = int(ref.get("i", -1)), int(ref.get("j", -1))
+    except (TypeError, ValueError):
         return ""
-    return attention_matrix.row_tips(computed.tokens, computed.trace, state.head, i)[j]
+    if panel == "attention-matrix" and 0 <= i < n and 0 <= j < n:
+        return attention_matrix.row_tips(computed.tokens, computed.trace, state.head, i)[j]
+    if panel == "layernorm":
+        return layernorm.dimension_tip(computed, state.query, str(ref.get("block", "")), j)
+    return ""
 
 
 def panels_to_redraw(old: st.State, new: st.State) -> set[str]:

@@ -10,7 +10,7 @@ browser; everything it calls is pure and tested in CPython.
     boot(fragment, mode)         -> response      (first render; state from the URL fragment)
     warm_up()                    -> None          (load the views start-up left for later)
     dispatch(event)              -> response      (event: {"type": ..., "value": ...})
-    tip(ref)                     -> str           (a heatmap cell's derivation, left out of live markup)
+    tip(ref)                     -> str           (a heatmap cell's or LayerNorm dimension's tip, left out of live markup)
     export_data(kind)            -> {"filename", "mime", "text"}   (kind: "csv" | "json")
     embed_snippet(base_url)      -> str           (an <iframe> snippet for the current view)
     export_caption(panel_id)     -> {"title", "caption", "note"}   (plain text an SVG/PNG export carries)
@@ -213,13 +213,14 @@ def _viewport(panel_ids):
 
 
 def tip(ref):
-    """The text of a tooltip left out of live markup: ref {"panel", "i", "j"} (a heatmap cell)."""
+    """The text of a tooltip left out of live markup: ref {"panel", "i", "j"} (a heatmap cell) or
+    {"panel": "layernorm", "block", "j"} (one dimension of a LayerNorm block)."""
     from attention_explorer import page
 
     ref = _plain(ref)
-    if _state is None or ref.get("panel") != "attention-matrix":
+    if _state is None:
         return ""
-    return page.cell_tip(_state, int(ref.get("i", -1)), int(ref.get("j", -1)))
+    return page.tip(_state, str(ref.get("panel", "")), ref)
 
 
 def export_data(kind):

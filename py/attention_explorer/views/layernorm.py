@@ -142,9 +142,10 @@ def dimension_hits(tips, *, label: str) -> str:
 
     HTML, not SVG: flex columns need no coordinates, which keeps 256 of them small.
     One roving-tabindex grid (arrow keys walk the dimensions); this is the only
-    per-dimension markup, so the bars themselves can be grouped by colour.
+    per-dimension markup, so the bars themselves can be grouped by colour. A tip of None leaves
+    that column's text to the worker (data-tip-src: the bridge asks for it on hover or focus).
     """
-    cols = "".join(f'<i{attr(data_grid_cell=True, data_i=0, data_j=j, tabindex=0 if j == 0 else -1, data_tip=tip)}></i>'
+    cols = "".join(f'<i{attr(data_grid_cell=True, data_i=0, data_j=j, tabindex=0 if j == 0 else -1, data_tip=tip, data_tip_src=tip is None)}></i>'
                    for j, tip in enumerate(tips))
     return f'<div{attr(class_="dim-hits", data_grid=True, role="group", aria_label=label)}>{cols}</div>'
 
@@ -301,13 +302,15 @@ def _axis(d: int, regions) -> str:
 
 
 def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: float, sigma: float,
-           out, gamma, beta, out_name: str, eps: float, model, listed_above: bool = False) -> str:
+           out, gamma, beta, out_name: str, eps: float, model, listed_above: bool = False,
+           tips_on_demand: bool = False) -> str:
     """One residual + LayerNorm: the two summands, their sum with μ/σ lines, and the normalised output.
 
     summands: ((values [d], name, note), (values [d], name, note)); total [d] is their sum
     (from the trace), out [d] the LayerNorm output, n the block's number ("1" or "2");
     model: the ModelDescription (names and regions of the dimensions); listed_above: the first summand's
-    numbers are the previous block's output (a wide model's folded listing leaves them out here).
+    numbers are the previous block's output (a wide model's folded listing leaves them out here);
+    tips_on_demand: the per-dimension tips are left to dimension_tip (the worker's live redraws).
     """
     (first, a, a_note), (second, b, b_note) = summands
     # plain Python floats: formatting 2 x 1,500 numbers is several times faster than from np.float64
@@ -351,7 +354,8 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
                                                    f"{a}, {b}, their sum and {out_name}"),
                          headers[skip:], columns[skip:])
     else:
-        tips = _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, model.dim_names)
+        tips = ([None] * d if tips_on_demand else
+                _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, model.dim_names))
         hover = dimension_hits(tips, label=f"{d} dimensions of {r_name}: arrow keys step through them")
         table = _table(f"{title}: the {d} dimensions", headers, columns, model.dim_names, key=f"{key}-table")
     stack = f'<div class="vec-stack">{"".join(charts)}{"" if wide else hover}</div>'
@@ -372,27 +376,53 @@ def _x_note(computed) -> str:
     return "the embedding, after its LayerNorm" if computed.embedding.learned else "token + position embedding"
 
 
-def render(state, computed) -> str:
-    """The query token's residual sum and LayerNorm, after attention (in full) and after the FFN (the same, again)."""
+def _blocks(computed, i: int) -> tuple[dict, dict]:
+    """The two residual + LayerNorm blocks of token i, as _block's arguments (render draws them,
+    dimension_tip describes one dimension of one)."""
     tr, p = computed.trace, computed.params
+    return (
+        dict(
+            key="ln1", n="1", title="After attention: h = LayerNorm(x + MHA(x))",
+            intro=("Attention does not replace the token's vector: its output MHA(x) is <em>added</em> to x "
+                   "(the residual connection), so the token keeps what it was and gains what it gathered. "
+                   "LayerNorm then re-centres the sum on 0 and rescales it to unit spread."),
+            summands=((tr.x[i], "x", _x_note(computed)), (tr.attn_out[i], "MHA(x)", "attention output")),
+            total=tr.resid1[i], mu=float(tr.ln1_mean[i]), sigma=float(tr.ln1_std[i]), out=tr.ln1[i],
+            gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h", eps=tr.eps, model=computed.model),
+        dict(
+            key="ln2", n="2", title="After the feed-forward network: out = LayerNorm(h + FFN(h))",
+            intro="The same again around the feed-forward network: its output is added to h and the sum is normalised.",
+            summands=((tr.ln1[i], "h", "from above"), (tr.ffn_out[i], "FFN(h)", "feed-forward output")),
+            total=tr.resid2[i], mu=float(tr.ln2_mean[i]), sigma=float(tr.ln2_std[i]), out=tr.out[i],
+            gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out", eps=tr.eps, model=computed.model, listed_above=True),
+    )
+
+
+def dimension_tip(computed, i: int, key: str, j: int) -> str:
+    """The tip of dimension j of block key ("ln1" or "ln2") for token i: what a live redraw left out
+    (the same text render() writes inline). "" for a block or dimension that does not exist."""
+    kw = next((kw for kw in _blocks(computed, i) if kw["key"] == key), None)
+    if kw is None or not 0 <= j < len(kw["total"]):
+        return ""
+    (first, a, _), (second, b, _) = kw["summands"]
+    vectors = [np.asarray(v, dtype=float).tolist() for v in (first, second, kw["total"], kw["out"], kw["gamma"], kw["beta"])]
+    identity = _is_identity_affine(vectors[4], vectors[5])
+    first, second, total, out, gamma, beta = vectors
+    return _ln_tips(first, second, total, out, kw["mu"], kw["sigma"], gamma, beta, (a, b, f"{a} + {b}"), identity,
+                    computed.model.dim_names, [j])[0]
+
+
+def render(state, computed, *, tips_on_demand: bool = False) -> str:
+    """The query token's residual sum and LayerNorm, after attention (in full) and after the FFN (the same, again).
+
+    tips_on_demand: leave the per-dimension tips out of the markup (the worker's live redraws, ~65 kB
+    and most of the panel's Python time); build.py's pre-rendered page keeps them inline."""
+    tr = computed.trace
     i = state.query
     token = computed.tokens[i]
     heading = (f'<h3 class="ln-heading">Query token <q class="tok">{esc(clip_label(token, 24))}</q> '
                f'<span class="muted">(position {i}, d_model = {tr.d_model})</span></h3>')
-    first = _block(
-        key="ln1", n="1", title="After attention: h = LayerNorm(x + MHA(x))",
-        intro=("Attention does not replace the token's vector: its output MHA(x) is <em>added</em> to x "
-               "(the residual connection), so the token keeps what it was and gains what it gathered. "
-               "LayerNorm then re-centres the sum on 0 and rescales it to unit spread."),
-        summands=((tr.x[i], "x", _x_note(computed)), (tr.attn_out[i], "MHA(x)", "attention output")),
-        total=tr.resid1[i], mu=float(tr.ln1_mean[i]), sigma=float(tr.ln1_std[i]), out=tr.ln1[i],
-        gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h", eps=tr.eps, model=computed.model)
-    second = _block(
-        key="ln2", n="2", title="After the feed-forward network: out = LayerNorm(h + FFN(h))",
-        intro="The same again around the feed-forward network: its output is added to h and the sum is normalised.",
-        summands=((tr.ln1[i], "h", "from above"), (tr.ffn_out[i], "FFN(h)", "feed-forward output")),
-        total=tr.resid2[i], mu=float(tr.ln2_mean[i]), sigma=float(tr.ln2_std[i]), out=tr.out[i],
-        gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out", eps=tr.eps, model=computed.model, listed_above=True)
+    first, second = (_block(**kw, tips_on_demand=tips_on_demand) for kw in _blocks(computed, i))
     hover = ("Hover or focus the bars (arrow keys move) for each dimension's numbers."
              if tr.d_model <= PER_DIM_MAX else
              f"Each chart shows all {tr.d_model} dimensions, left to right; the ones that stand out are listed "
