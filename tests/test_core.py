@@ -821,3 +821,28 @@ def test_the_wired_units_of_read_only_weights_are_kept_and_of_writable_ones_foun
     gate[0, 9] = 1.0
     gate.setflags(write=False)
     np.testing.assert_array_equal(core._wired_units(frozen, gate), np.isin(np.arange(10), [1, 4, 9]))
+
+
+def test_a_mostly_zero_read_only_matrix_is_multiplied_over_its_nonzero_rows_and_columns_alone():
+    """core._matmul: the designed model's sparse weights skip their zero rows and columns; the product
+    is x @ w all the same, a NaN in x still reaches the output, and dense or writable matrices (which
+    may still change) take the plain product."""
+    rng = np.random.default_rng(11)
+    w = np.zeros((64, 48))
+    w[rng.integers(0, 64, 20), rng.integers(0, 48, 20)] = rng.normal(size=20)
+    w.setflags(write=False)
+    rows, cols, block = core._support(w)  # premise: the sparse route is taken
+    assert set(rows) == set(np.flatnonzero(w.any(axis=1))) and set(cols) == set(np.flatnonzero(w.any(axis=0)))
+    x = rng.normal(size=(5, 64))
+    np.testing.assert_allclose(core._matmul(x, w), x @ w, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(core._matmul(x[None], w), x[None] @ w, rtol=1e-13, atol=0)  # batched [..., d_in]
+    zero_row = int(np.flatnonzero(~w.any(axis=1))[0])
+    x[2, zero_row] = np.nan  # where w's row is all zeros: x @ w gives NaN in that row of the output
+    np.testing.assert_array_equal(np.isnan(core._matmul(x, w)), np.isnan(x @ w))
+    dense = rng.normal(size=(64, 48))
+    dense.setflags(write=False)
+    assert core._support(dense) is None
+    writable = w.copy()
+    assert core._support(writable) is None
+    writable[0, 0] = 7.0  # a change to a writable matrix is always seen
+    np.testing.assert_allclose(core._matmul(x[:1], writable), x[:1] @ writable)
