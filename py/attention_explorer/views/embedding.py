@@ -33,9 +33,7 @@ import numpy as np
 
 from . import math as m
 from .colors import signed_strength
-from .markup import attr, data_num, esc, num, table_on_request
-
-_SUBSCRIPT = str.maketrans('0123456789', '₀₁₂₃₄₅₆₇₈₉')
+from .markup import attr, data_num, esc, num, subscript, table_on_request
 
 # The hues themselves are CSS variables (site/css/why.css: --why-pos blue, --why-neg orange, the
 # Okabe–Ito pair, with lighter dark-mode variants), so markup only says the sign and the opacity.
@@ -271,10 +269,10 @@ def _numbers_table(model, tok, q, e_i, pe_i, x_i) -> str:
     rows = "".join(f"<tr><td>{d}</td><td>{esc(model.dim_names[d])}</td><td>{num(e_i[d], 3)}</td>"
                    f"<td>{num(pe_i[d], 3)}</td><td>{num(x_i[d], 3)}</td></tr>"
                    for d in range(len(x_i)) if x_i[d] != 0 or e_i[d] != 0 or pe_i[d] != 0)
-    table = (f'<table><caption>Non-zero dimensions of x{str(q).translate(_SUBSCRIPT)} for “{esc(tok)}”: '
+    table = (f'<table><caption>Non-zero dimensions of x{subscript(q)} for “{esc(tok)}”: '
              f'token embedding plus positional encoding</caption><thead><tr><th scope="col">dim</th><th scope="col">name</th>'
              f'<th scope="col">e</th><th scope="col">PE</th><th scope="col">x</th></tr></thead><tbody>{rows}</tbody></table>')
-    return table_on_request(f"The non-zero dimensions of x{str(q).translate(_SUBSCRIPT)} as a table", table, key="embedding-table")
+    return table_on_request(f"The non-zero dimensions of x{subscript(q)} as a table", table, key="embedding-table")
 
 
 def render(state, computed) -> str:
@@ -310,7 +308,7 @@ def _render_designed(state, computed) -> str:
 </section>
 <section class="emb-part">
 <h3>Where: positional encoding <math><mi>PE</mi><mo>(</mo><mi>pos</mi><mo>,</mo><mi>dim</mi><mo>)</mo></math></h3>
-<p class="emb-note" data-export-label="{esc(f"Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of x{str(q).translate(_SUBSCRIPT)} below.")}">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
+<p class="emb-note" data-export-label="{esc(f"Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of x{subscript(q)} below.")}">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
 {_positional_heatmap(state, computed, vmax)}
 </section>
 <section class="emb-part emb-part-wide">

@@ -27,7 +27,7 @@ import numpy as np
 
 from .colors import SIGN_NEG_RGB, SIGN_POS_RGB
 from .embedding import mask_layers, png_alpha16
-from .markup import attr, clip_label, data_num, esc, num, table_on_request
+from .markup import attr, clip_label, data_num, esc, num, subscript, table_on_request
 from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
 
 # ---------------------------------------------------------------------------
@@ -188,9 +188,6 @@ def scale_legend(low: str, high: str, *, what: str) -> str:
 # the panel
 # ---------------------------------------------------------------------------
 
-_SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-
-
 def _is_identity_affine(gamma, beta) -> bool:
     """γ = 1 and β = 0 everywhere: then (r − μ)/σ is exactly the LayerNorm output."""
     return bool(np.all(np.asarray(gamma) == 1.0) and np.all(np.asarray(beta) == 0.0))
@@ -284,7 +281,7 @@ def _table(caption: str, headers, columns, labels, *, key: str) -> str:
 
 
 def _stats(mu: float, sigma: float, d: int, r_name: str, n: str, eps: float) -> str:
-    k = n.translate(_SUBSCRIPT)
+    k = subscript(n)
     mu_tip = f"μ{k}: the mean of the {d} entries of {r_name}; LayerNorm subtracts it"
     sigma_tip = (f"σ{k} = √(variance + ε), ε = {eps:g}: the spread of the {d} entries of {r_name}; "
                  f"LayerNorm divides by it")
@@ -320,7 +317,7 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
     d = len(total)
     wide = d > PER_DIM_MAX  # bars as images, standing-out dims listed, numbers folded
     identity = _is_identity_affine(gamma, beta)
-    mu_s, sigma_s = "μ" + n.translate(_SUBSCRIPT), "σ" + n.translate(_SUBSCRIPT)
+    mu_s, sigma_s = "μ" + subscript(n), "σ" + subscript(n)
     limit_in = symmetric_limit(first, second, total, np.array([abs(mu) + sigma]))  # μ ± σ stays in view
     charts = [bar_row(first, limit_in, name=a, note=a_note, key=f"{key}-a", image=wide),
               bar_row(second, limit_in, name=b, note=b_note, key=f"{key}-b", image=wide),

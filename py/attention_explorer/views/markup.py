@@ -65,6 +65,14 @@ def row_percents(weights) -> list[int]:
     return floors
 
 
+_SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def subscript(n) -> str:
+    """n's digits as Unicode subscripts, for plain text (x₆, μ₁); MathML uses <msub> instead."""
+    return str(n).translate(_SUBSCRIPT_DIGITS)
+
+
 def clip_label(text: str, width: int = 12) -> str:
     """Shorten a token for an axis label; the full token stays in the <title>."""
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -23,7 +23,7 @@ from ..fields import BY_NAME
 from . import math as m
 from .embedding import legend_html, strip_svg
 from .explain import head_ref
-from .markup import attr, data_num, esc, num, pct, row_percents
+from .markup import attr, data_num, esc, num, pct, row_percents, subscript
 from .routing import sink_note, value_strip
 
 # ==========================================================================
@@ -138,7 +138,7 @@ In plain words, <strong class="qkv-head">{esc(ref)}</strong>: {esc(first_sentenc
 <div class="qkv-card"><h4>Attention: soft lookup</h4><p>Every key matches a little (score <math><msub><mi>q</mi><mi>i</mi></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>); a softmax turns scores into weights that sum to 100 %, and the answer is the weighted blend of all values.</p></div>
 </div>
 {_lookup_formula()}
-<p class="qkv-note" data-export-label="Match scores are the raw q{str(i).translate(str.maketrans('0123456789', '₀₁₂₃₄₅₆₇₈₉'))}·kⱼ; they are divided by √dₖ·T = {denom} before the softmax.">Match scores are the raw <math><msub><mi>q</mi><mn>{i}</mn></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>;
+<p class="qkv-note" data-export-label="Match scores are the raw q{subscript(i)}·kⱼ; they are divided by √dₖ·T = {denom} before the softmax.">Match scores are the raw <math><msub><mi>q</mi><mn>{i}</mn></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>;
 they are divided by √d<sub>k</sub>·T = {denom} before the softmax. Hover or focus a number for its derivation.</p>
 <div class="qkv-table-wrap">
 <table class="qkv-table">
