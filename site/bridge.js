@@ -353,7 +353,7 @@ async function pump() {
     const limited = event.type === "run_code" || lastRunCode !== null;
     const res = await (limited ? dispatchWithLimit(event) : worker.sync.dispatch(event));
     if (event.type === "run_code" && !res.message) lastRunCode = event.value; // it ran: safe to run again
-    if (event.type === "reset_code") lastRunCode = null;
+    if (event.type === "reset_code") { lastRunCode = null; lastLimitedMs = 0; }
     applyResponse(res, event);
   } catch (err) {
     if (err instanceof CodeTimeout) {
@@ -384,12 +384,21 @@ class CodeTimeout extends Error {}
 let lastRunCode = null; // the reader's last function that ran (Run, not a link): run again after a restart
 let reportViewport = () => {}; // tells a new worker what is on screen (set by the viewport observer below)
 
+// The limit grows with the work the reader's function is given: on a trained model (one downloaded on
+// demand) one change runs it over 72 heads, up to three times (ablation, a second sentence), which takes
+// seconds on a slow machine and is no endless loop. A hang is still stopped: after 2 s (10 s on a trained
+// model), or 5x the last limited change that finished, whichever is longer.
+let lastLimitedMs = 0;
+let lastLimitMs = CODE_LIMIT_MS; // the limit the last timeout hit, for its message
 function dispatchWithLimit(event) {
   let timer;
+  const trained = (event.type === "set_model" ? event.value : shownModel) in MODEL_FILES;
+  const ms = Math.max(trained ? 5 * CODE_LIMIT_MS : CODE_LIMIT_MS, 5 * lastLimitedMs), t0 = performance.now();
   const limit = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new CodeTimeout("timeout")), CODE_LIMIT_MS);
+    timer = setTimeout(() => { lastLimitMs = ms; reject(new CodeTimeout("timeout")); }, ms);
   });
-  return Promise.race([worker.sync.dispatch(event), limit]).finally(() => clearTimeout(timer));
+  const done = worker.sync.dispatch(event).then((res) => { lastLimitedMs = performance.now() - t0; return res; });
+  return Promise.race([done, limit]).finally(() => clearTimeout(timer));
 }
 
 async function restartAfterTimeout(switchedOff = false) {
@@ -398,7 +407,8 @@ async function restartAfterTimeout(switchedOff = false) {
   try { stopped.terminate(); } catch (err) { console.warn("could not stop the worker", err); }
   root.dataset.state = "loading";
   statusBox.classList.remove("is-ready");
-  const said = `Your function ran for more than ${CODE_LIMIT_MS / 1000} s (an endless loop?), so Python was `
+  lastLimitedMs = 0; // the next limit starts from 2 s again
+  const said = `Your function ran for more than ${Math.round(lastLimitMs / 100) / 10} s (an endless loop?), so Python was `
     + (switchedOff ? "stopped and started again with the page's own attention function."
                    : "stopped and started again; the pictures show the last function that worked.");
   $("attention-code-message").textContent = said;

@@ -222,3 +222,27 @@ def test_every_head_rollout_and_ablation_on_the_trained_model(trained):
     page.evaluate("h => { location.hash = h; }", f"m=minilm&s={quote_plus(text)}")  # every head back on
     page.wait_for_function("!location.hash.includes('ab=')")
     problems.assert_none()
+
+
+def test_a_slow_function_on_the_trained_model_is_not_taken_for_an_endless_loop(trained):
+    """The reader's function runs over the trained model's 72 heads: one that spends 40 ms on each takes
+    ~3 s, more than the designed model's 2 s limit and no endless loop. It runs; nothing is stopped."""
+    from attention_explorer import custom_attention
+    from test_browser_code import set_code
+
+    page, problems, *_ = trained
+    slow = (custom_attention.SOURCE.replace("import numpy as np\n", "import time\nimport numpy as np\n", 1)
+            .replace("    scores = q @ k.T", "    t = time.perf_counter()\n    while time.perf_counter() - t < 0.04:\n"
+                     "        pass\n    scores = q @ k.T", 1))
+    assert slow.count("perf_counter") == 2, "premise: the busy wait went in"
+    set_code(page, slow)
+    try:
+        page.click("#run-code")
+        page.wait_for_selector('[data-view="code-status"][data-custom="true"]', timeout=60_000)
+        assert page.evaluate("document.documentElement.dataset.state") == "ready"
+        assert "more than" not in page.inner_text("#attention-code-message")
+        assert page.input_value("#model") == "minilm"
+    finally:  # the page's own attention again, for the tests after this one
+        page.click("#reset-code")
+        page.wait_for_selector('[data-view="code-status"]:not([data-custom="true"])')
+    problems.assert_none()
