@@ -229,7 +229,10 @@ def _curve(trace, names, i: int, w_2=None) -> str:
     gates = trace.ffn_gate[i].tolist() if activation == "swiglu" else None
     # units whose every number is exactly 0 (nothing wired to them: most of the designed model's) are
     # one dot with their count, not hundreds of identical dots a keyboard would have to walk through
-    silent = set() if wide else {u for u in range(len(pre)) if pre[u] == 0 and act[u] == 0 and (gates is None or gates[u] == 0)}
+    zero = (trace.ffn_pre[i] == 0) & (trace.ffn_act[i] == 0)  # [d_ff] bool
+    if activation == "swiglu":
+        zero &= trace.ffn_gate[i] == 0
+    silent = set() if wide else set(np.flatnonzero(zero).tolist())
     if len(silent) < 2:
         silent = set()
     order = [u for u in np.argsort(xs, kind="stable").tolist() if (not wide or u in picked) and u not in silent]
