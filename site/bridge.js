@@ -47,12 +47,14 @@ function notify(text) {
 // ---------------------------------------------------------------- responses
 
 // A figure wider than its column scrolls sideways inside its card: mark it, and the page shows a cue.
-function markScrollable() {
-  const figures = [...document.querySelectorAll(".figure")];
+// Only the figures in (or at) `roots` are measured: a reply that redrew no figure (a slider's query
+// line) forces no layout of the page. The page growing or the window resizing re-measures them all.
+function markScrollable(roots = [document.documentElement]) {
+  const figures = roots.flatMap((r) => [...(r.matches(".figure") ? [r] : []), ...r.querySelectorAll(".figure")]);
   const wide = figures.map((f) => f.scrollWidth > f.clientWidth + 1); // every read first: one layout, not one per figure
   figures.forEach((f, k) => f.classList.toggle("is-scrollable", wide[k]));
 }
-new ResizeObserver(markScrollable).observe(document.documentElement);
+new ResizeObserver(() => markScrollable()).observe(document.documentElement);
 
 // The data-* attributes that name a control across redraws (a chip, a cell, a step, a bar).
 const IDENTITY = ["event", "toggle", "tokenIndex", "value", "i", "j", "measure", "dim", "unit"];
@@ -91,9 +93,11 @@ const BOOKKEEPING = new Set(["viewport", "redraw"]);
 
 function applyResponse(res, event = null) {
   const was = focusedControl();
+  const redrawn = [];
   for (const [id, markup] of Object.entries(res.panels || {})) {
     const el = document.querySelector(`[data-panel="${id}"]`);
     if (!el) throw new Error(`the page has no panel "${id}"`);
+    redrawn.push(el);
     // a <details data-keep> the reader opened stays open in the redrawn panel
     const open = [...el.querySelectorAll("details[data-keep][open]")].map((d) => d.dataset.keep);
     el.innerHTML = markup; // trusted: rendered by our Python views, all text escaped there
@@ -105,7 +109,7 @@ function applyResponse(res, event = null) {
   }
   restoreFocus(was);
   // only new markup can change a figure's width (a patch changes numbers): no forced layout for a slider
-  if (Object.keys(res.panels || {}).length) markScrollable();
+  markScrollable(redrawn);
   applyForm(res.form);
   // A control with a newer event still queued keeps what the reader set (no flicker back).
   const pending = new Set(queue.map((q) => q.event.type));
@@ -118,21 +122,11 @@ function applyResponse(res, event = null) {
     else if (el.type === "text" && el === document.activeElement) continue; // never fight the caret
     else if (el.value !== String(value)) el.value = String(value);
   }
-  if (typeof res.hash === "string") {
-    // The URL follows the state; replaceState, so moving a slider adds no history entries. Deferred to
-    // a quiet moment: replaceState forces a style recalculation that a dragged slider should not pay.
-    const want = res.hash ? "#" + res.hash : "";
-    const update = () => {
-      if (location.hash !== want) history.replaceState(null, "", want || location.pathname + location.search);
-    };
-    clearTimeout(hashTimer);
-    if (queue.length) hashTimer = setTimeout(update, 250); // more events coming (a dragged slider)
-    else update();
-  }
+  if (typeof res.hash === "string") followState(res.hash);
   if (res.focus) bringIntoView(res.focus);
   if (res.notice) notify(res.notice);
   if (!event || !BOOKKEEPING.has(event.type)) showMessage(res);
-  if (res.load_model) chooseModel(res.load_model, location.hash); // a link to a model still to download
+  if (res.load_model) chooseModel(res.load_model, currentHash()); // a link to a model still to download
 }
 
 // An input error next to its control (#<field>-message when the control has its own line, else the
@@ -326,7 +320,27 @@ let workerIsReady;
 const workerReady = new Promise((resolve) => { workerIsReady = resolve; });
 let busy = false;
 let lastHover = ""; // the last hover event sent (see hoverEvent)
-let hashTimer = 0;  // the pending URL update (see applyResponse)
+// The URL follows the state (replaceState: moving a slider adds no history entries), once the reader
+// pauses: each replaceState is a same-document navigation, and Chromium then fetches and decodes the
+// page's icon again (~8 ms of main-thread work a slider move, traced). Whatever reads the URL
+// (a link to share, a restart) takes the pending one first; a hash the reader types cancels it.
+const URL_QUIET_MS = 250;
+let hashTimer = 0;
+let pendingHash = null; // "#..." or "" not yet in the address bar, or null
+function followState(hash) {
+  pendingHash = hash ? "#" + hash : "";
+  clearTimeout(hashTimer);
+  hashTimer = setTimeout(flushHash, URL_QUIET_MS);
+}
+function flushHash() {
+  clearTimeout(hashTimer);
+  const want = pendingHash;
+  pendingHash = null;
+  if (want !== null && location.hash !== want) history.replaceState(null, "", want || location.pathname + location.search);
+}
+function currentHash() { flushHash(); return location.hash; }
+window.addEventListener("pagehide", flushHash);
+document.addEventListener("visibilitychange", flushHash);
 const queue = [];
 
 const sentLog = []; // the last events sent (types; ":follow" for the stepper following the scroll), for tests
@@ -414,7 +428,7 @@ async function restartAfterTimeout(switchedOff = false) {
   $("attention-code-message").textContent = said;
   progress("Restarting Python after your function ran too long…", 0);
   try {
-    worker = await launch(location.hash);
+    worker = await launch(currentHash());
     root.dataset.state = "ready";
     statusBox.classList.add("is-ready");
     progress("Python is running again: every change you make is computed live in your browser.", STEPS);
@@ -601,7 +615,11 @@ async function chooseModel(id, replayHash = null, switchTo = true) {
 }
 let retryModel = null;
 if ($("model-retry")) $("model-retry").addEventListener("click", () => { if (retryModel) retryModel(); });
-window.addEventListener("hashchange", () => send({ type: "load_hash", value: location.hash }));
+window.addEventListener("hashchange", () => {
+  clearTimeout(hashTimer); // the reader's own hash wins over a pending update
+  pendingHash = null;
+  send({ type: "load_hash", value: location.hash });
+});
 
 // Which panels are on or near the screen: Python draws those at once and the others when
 // they come into view (a slider then redraws two or three panels, not all of them).
@@ -651,10 +669,11 @@ async function runAction(action, target) {
   try {
     await send({ type: "set_panel", value: target }); // the link and files name this panel
     if (action === "link") {
+      flushHash();
       showShare("Link to this view", "Opening it restores the sentence, query, head, sliders and this panel.", location.href);
     } else if (action === "embed") {
       showShare("Embed this panel", "Paste into your page's HTML. The <script> sizes the frame; include it once per page.",
-        await worker.sync.embed_snippet(location.href));
+        await worker.sync.embed_snippet((flushHash(), location.href)));
     } else {
       const ex = await import("./export.js");
       if (action === "svg" || action === "png") {
@@ -854,7 +873,8 @@ async function start() {
     worker = w;
     workerIsReady();
     // A handle for tests and for curious readers in the console: call the worker's exports.
-    globalThis.attentionExplorer = { call: (name, arg) => worker.sync[name](arg), sent: sentLog };
+    globalThis.attentionExplorer = { call: (name, arg) => worker.sync[name](arg), sent: sentLog,
+                                      urlPending: () => pendingHash !== null };
     progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";

@@ -64,7 +64,7 @@ def test_shift_and_ctrl_click_pin_queries_and_the_heatmap_adds_their_mean(fresh)
     for j, value in got:
         assert value == pytest.approx(sum(w[i][j] for i in rows) / len(rows), abs=1e-9)
     assert fresh.get_attribute(MATRIX, "data-query") == str(QUERY), "pinning does not move the query"
-    assert "p=1_3" in fresh.evaluate("location.hash")
+    fresh.wait_for_function("location.hash.includes('p=1_3')")  # the URL follows once the reader pauses
     # the keyboard: Shift+Enter on a chip pins it, and the focus stays on that chip
     fresh.focus(chip(5))
     fresh.keyboard.press("Shift+Enter")
@@ -123,7 +123,7 @@ def test_switching_the_coreference_head_off_takes_the_nouns_features_from_it(fre
     fresh.wait_for_selector('svg[data-view="ablation-change"]')
     assert fresh.get_attribute(toggle, "aria-pressed") == "true"
     assert fresh.evaluate("document.activeElement.dataset.toggle") == "0", "the focus stays on the switch"
-    assert "ab=0" in fresh.evaluate("location.hash")
+    fresh.wait_for_function("location.hash.includes('ab=0')")  # the URL follows once the reader pauses
     toks = model_tokens(TEXT)
     off = model.MODEL.forward(tuple(toks), temperature=1.0, dk_scale=DK, causal=False, activation="gelu",
                               ablated=((0, 0),)).layers[0].out
@@ -169,7 +169,7 @@ def test_a_sentence_pair_preset_and_a_typed_second_sentence(fresh):
     fresh.fill("#pair-text", "The trophy didn't fit in the box because it was too big")
     fresh.wait_for_function("document.querySelector('[data-view=\"pair\"]').dataset.preset === ''"
                             " && !!document.querySelector('svg[data-view=\"pair-diff\"]')")
-    assert "s2=" in fresh.evaluate("location.hash")
+    fresh.wait_for_function("location.hash.includes('s2=')")  # the URL follows once the reader pauses
     deltas = fresh.eval_on_selector_all('svg[data-view="pair-diff"] rect.diff-cell', """els => els.map((e) =>
         [+e.dataset.aI, +e.dataset.aJ, +e.dataset.bI, +e.dataset.bJ, +e.dataset.delta])""")
     wa = independent_weights(fresh.input_value("#tokens"), 0, 1.0, DK)

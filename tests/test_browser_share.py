@@ -24,6 +24,8 @@ MATRIX = 'svg[data-view="attention-matrix"]'
 
 
 def fragment_of(page) -> str:
+    """The address bar's fragment once it has caught up with the state (it follows a quiet moment later)."""
+    page.wait_for_function("!window.attentionExplorer.urlPending()")
     return page.evaluate("location.hash")
 
 
