@@ -5,6 +5,7 @@ plain Python loops over the paper's formulas (math.exp, math.erf, math.sin,
 explicit sums) -- never against numbers produced by the code under test.
 """
 
+import dataclasses
 import math
 import pathlib
 import sys
@@ -592,7 +593,8 @@ def test_transformer_block_trace_is_read_only_and_owns_its_arrays():
     p = make_params(rng, gated=True)
     for act in ["gelu", "swiglu"]:
         t = core.transformer_block(x, p, 2, mask=mask, activation=act)
-        arrays = {k: v for k, v in vars(t).items() if isinstance(v, np.ndarray)}
+        read = {f.name: getattr(t, f.name) for f in dataclasses.fields(t)}  # the lazy part included
+        arrays = {k: v for k, v in read.items() if isinstance(v, np.ndarray)}
         assert len(arrays) == 24 - (act != "swiglu")
         for name, a in arrays.items():
             assert not a.flags.writeable, name
@@ -604,6 +606,28 @@ def test_transformer_block_trace_is_read_only_and_owns_its_arrays():
     assert x.flags.writeable and mask.flags.writeable  # the caller's arrays are untouched
     x[0, 0] = 99.0
     assert t.x[0, 0] != 99.0
+
+
+def test_the_block_after_attention_is_computed_on_first_read_and_checked_at_once():
+    rng = np.random.default_rng(27)
+    x = rng.normal(size=(5, 8))
+    p = make_params(rng)
+    lazy = core.transformer_block(x, p, 2)
+    assert core.AFTER_ATTENTION.isdisjoint(vars(lazy)), "nothing after attention before it is read"
+    assert lazy.weights.shape == (2, 5, 5) and core.AFTER_ATTENTION.isdisjoint(vars(lazy))
+    out = lazy.out
+    assert core.AFTER_ATTENTION <= set(vars(lazy)) and lazy.out is out, "all of it at once, kept"
+    # the same numbers as the block written out with the module's public pieces
+    attn, _ = core.multi_head_attention(x, *mha_args(p), 2, **mha_biases(p))
+    h = core.layer_norm(x + attn, p.ln1_gamma, p.ln1_beta)
+    want = core.layer_norm(h + core.feed_forward(h, p.w_1, p.b_1, p.w_2, p.b_2), p.ln2_gamma, p.ln2_beta)
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+    # a bad weight of the lazy part is refused by the call, not by a later read
+    for name, bad in (("ln2_gamma", np.ones(7)), ("w_2", np.ones((12, 7))), ("b_1", np.ones(3))):
+        with pytest.raises(ValueError, match=name):
+            core.transformer_block(x, dataclasses.replace(p, **{name: bad}), 2)
+    with pytest.raises(AttributeError):
+        lazy.not_a_field
 
 
 def test_transformer_block_trace_shapes_and_default_mask():

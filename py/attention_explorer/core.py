@@ -27,6 +27,8 @@ Contract
 * Invalid arguments raise ``ValueError`` whose message names the argument.
 * ``transformer_block`` is the original post-LN block and returns a
   read-only ``BlockTrace`` of every intermediate, for the views to draw.
+  What follows the attention sublayer (LayerNorms, FFN) is computed when
+  first read (``AFTER_ATTENTION``); the arguments are all checked at once.
   ``head_mask`` switches heads off (ablation): an off head's output z is set
   to 0 before W_O; its attention weights are still computed and traced.
 * Aggregates over heads and layers (``head_mean``, ``attention_rollout``) read
@@ -43,7 +45,7 @@ Contract
 """
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Optional
 
 import numpy as np
@@ -367,11 +369,17 @@ def _layer_norm(x, gamma, beta, eps, names=("gamma", "beta")):
     x = _float("x", x)
     if x.ndim < 1:
         raise ValueError(f"x must have at least 1 dimension, got shape {x.shape}")
-    d = x.shape[-1]
+    return _normalize(x, *_ln_params(x.shape[-1], gamma, beta, eps, names))
+
+
+def _ln_params(d, gamma, beta, eps, names):  # -> (gamma [d], beta [d], eps), checked
     gamma, beta = _float(names[0], gamma), _float(names[1], beta)
     _check_shape(names[0], gamma, (d,))
     _check_shape(names[1], beta, (d,))
-    eps = _positive_finite("eps", eps)
+    return gamma, beta, _positive_finite("eps", eps)
+
+
+def _normalize(x, gamma, beta, eps):  # x [..., d] -> (out [..., d], mean [...], std [...]); arguments checked
     mean = np.mean(x, axis=-1)
     centered = x - mean[..., None]  # two-pass variance: no E[x^2]-E[x]^2 cancellation
     std = np.sqrt(np.mean(centered * centered, axis=-1) + eps)
@@ -499,11 +507,16 @@ def freeze_arrays(record):  # a frozen dataclass instance -> None
     # own a private, read-only copy of every array field, so neither the caller nor a view can
     # mutate the record (nor the record the caller's arrays); for __post_init__ of trace records
     for f in fields(record):
-        value = getattr(record, f.name)
+        value = record.__dict__.get(f.name)  # a field not computed yet (BlockTrace's lazy part) stays unset
         if isinstance(value, np.ndarray):
             a = np.array(value, copy=True)
             a.setflags(write=False)
             object.__setattr__(record, f.name, a)
+
+
+# BlockTrace's fields computed on first read (after the attention sublayer)
+AFTER_ATTENTION = frozenset({"resid1", "ln1_mean", "ln1_std", "ln1", "ffn_pre", "ffn_gate", "ffn_act", "ffn_out",
+                             "resid2", "ln2_mean", "ln2_std", "out"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -524,24 +537,40 @@ class BlockTrace:
     head_outputs: np.ndarray  # [n_heads, n, d_head]
     concat: np.ndarray  # [n, d_model]
     attn_out: np.ndarray  # [n, d_model] concat @ w_o + b_o
-    resid1: np.ndarray  # [n, d_model] x + attn_out
-    ln1_mean: np.ndarray  # [n]
-    ln1_std: np.ndarray  # [n] sqrt(var + eps)
-    ln1: np.ndarray  # [n, d_model] = h
-    ffn_pre: np.ndarray  # [n, d_ff] h @ w_1 + b_1 (swiglu: h @ w_1)
-    ffn_gate: Optional[np.ndarray]  # [n, d_ff] h @ w_gate (swiglu only, else None)
-    ffn_act: np.ndarray  # [n, d_ff] activation(ffn_pre) (swiglu: silu(ffn_gate) * ffn_pre)
-    ffn_out: np.ndarray  # [n, d_model]
-    resid2: np.ndarray  # [n, d_model] h + ffn_out
-    ln2_mean: np.ndarray  # [n]
-    ln2_std: np.ndarray  # [n]
-    out: np.ndarray  # [n, d_model] block output
     eps: float = 1e-5  # the ε both LayerNorms add to the variance
     head_on: Optional[np.ndarray] = None  # [n_heads] bool: False = switched off (its z is 0 before W_O)
     custom: bool = False  # True: weights and head_outputs came from an attention_fn, not the built-in softmax
+    # After attention: computed on first read (AFTER_ATTENTION). A slider drags T while the first screen
+    # (heatmap, affinity bars) reads only the attention part, and the rest, two LayerNorms and the FFN,
+    # was ~2.4 ms of each move's ~7 ms in Pyodide. transformer_block checks every argument before it
+    # returns, so reading these raises nothing.
+    resid1: np.ndarray = field(init=False)  # [n, d_model] x + attn_out
+    ln1_mean: np.ndarray = field(init=False)  # [n]
+    ln1_std: np.ndarray = field(init=False)  # [n] sqrt(var + eps)
+    ln1: np.ndarray = field(init=False)  # [n, d_model] = h
+    ffn_pre: np.ndarray = field(init=False)  # [n, d_ff] h @ w_1 + b_1 (swiglu: h @ w_1)
+    ffn_gate: Optional[np.ndarray] = field(init=False)  # [n, d_ff] h @ w_gate (swiglu only, else None)
+    ffn_act: np.ndarray = field(init=False)  # [n, d_ff] activation(ffn_pre) (swiglu: silu(ffn_gate) * ffn_pre)
+    ffn_out: np.ndarray = field(init=False)  # [n, d_model]
+    resid2: np.ndarray = field(init=False)  # [n, d_model] h + ffn_out
+    ln2_mean: np.ndarray = field(init=False)  # [n]
+    ln2_std: np.ndarray = field(init=False)  # [n]
+    out: np.ndarray = field(init=False)  # [n, d_model] block output
 
     def __post_init__(self):
         freeze_arrays(self)
+
+    def __getattr__(self, name):  # only for attributes not set: the fields after attention, on first read
+        finish = self.__dict__.get("_finish")
+        if name not in AFTER_ATTENTION or finish is None:
+            raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+        for key, value in finish().items():
+            if isinstance(value, np.ndarray):
+                value = np.array(value, copy=True)
+                value.setflags(write=False)
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "_finish", None)  # the closure's arrays can go
+        return self.__dict__[name]
 
     @property
     def n_tokens(self):
@@ -645,29 +674,35 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
     # attention sublayer, post-LN (Vaswani et al. 2017): h = LayerNorm(x + MHA(x))
     a = _mha(x, p.w_q, p.w_k, p.w_v, p.w_o, n_heads, p.b_q, p.b_k, p.b_v, p.b_o, temperature, scale, mask, qkv,
              head_mask, attention_fn)
-    resid1 = x + a["attn_out"]
-    h, ln1_mean, ln1_std = _layer_norm(resid1, p.ln1_gamma, p.ln1_beta, eps, ("ln1_gamma", "ln1_beta"))
-
-    # feed-forward sublayer: out = LayerNorm(h + FFN(h))
-    h, w_1, w_2, d_ff = _ffn_weights(h, p.w_1, p.w_2)
-    b_2 = _bias("b_2", p.b_2, d_model, h.dtype)
+    # every weight of the rest is checked now, so that reading the lazy fields can raise nothing
+    ln1 = _ln_params(d_model, p.ln1_gamma, p.ln1_beta, eps, ("ln1_gamma", "ln1_beta"))
+    ln2 = _ln_params(d_model, p.ln2_gamma, p.ln2_beta, eps, ("ln2_gamma", "ln2_beta"))
+    dtype = np.result_type(x, a["attn_out"], ln1[0], ln1[1])  # h's: what the FFN's missing biases are zeros of
+    _, w_1, w_2, d_ff = _ffn_weights(x, p.w_1, p.w_2)
+    b_2 = _bias("b_2", p.b_2, d_model, dtype)
     w_gate = None
     if activation == "swiglu":
         w_gate = _float("w_gate", p.w_gate)
         _check_shape("w_gate", w_gate, (d_model, d_ff))
-    b_1 = _bias("b_1", p.b_1, d_ff, h.dtype)
-    ffn_pre, ffn_gate, ffn_act, ffn_out = _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation)
-    resid2 = h + ffn_out
-    out, ln2_mean, ln2_std = _layer_norm(resid2, p.ln2_gamma, p.ln2_beta, eps, ("ln2_gamma", "ln2_beta"))
+    b_1 = _bias("b_1", p.b_1, d_ff, dtype)
 
-    return BlockTrace(
+    def finish():  # the feed-forward sublayer and both LayerNorms: out = LayerNorm(h + FFN(h))
+        resid1 = x + a["attn_out"]
+        h, ln1_mean, ln1_std = _normalize(resid1, *ln1)
+        ffn_pre, ffn_gate, ffn_act, ffn_out = _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation)
+        resid2 = h + ffn_out
+        out, ln2_mean, ln2_std = _normalize(resid2, *ln2)
+        return dict(resid1=resid1, ln1_mean=ln1_mean, ln1_std=ln1_std, ln1=h, ffn_pre=ffn_pre, ffn_gate=ffn_gate,
+                    ffn_act=ffn_act, ffn_out=ffn_out, resid2=resid2, ln2_mean=ln2_mean, ln2_std=ln2_std, out=out)
+
+    trace = BlockTrace(
         x=x, mask=mask, temperature=float(temperature), scale=float(a["scale"]), activation=activation,
         n_heads=int(n_heads), d_head=a["d_head"],
         q=a["q"], k=a["k"], v=a["v"], scores=a["scores"], scaled_scores=a["scaled_scores"],
         weights=a["weights"], head_outputs=a["head_outputs"], concat=a["concat"], attn_out=a["attn_out"],
-        resid1=resid1, ln1_mean=ln1_mean, ln1_std=ln1_std, ln1=h,
-        ffn_pre=ffn_pre, ffn_gate=ffn_gate, ffn_act=ffn_act, ffn_out=ffn_out,
-        resid2=resid2, ln2_mean=ln2_mean, ln2_std=ln2_std, out=out, eps=float(eps),
+        eps=float(eps),
         head_on=np.ones(int(n_heads), bool) if head_mask is None else _head_mask(head_mask, int(n_heads)),
         custom=attention_fn is not None,
     )
+    object.__setattr__(trace, "_finish", finish)
+    return trace

@@ -32,6 +32,7 @@ import dataclasses
 import math
 import re
 import zlib
+from functools import lru_cache
 from urllib.parse import quote_plus, unquote_to_bytes, urlencode
 
 from . import state as st, tokens
@@ -122,12 +123,20 @@ def _field_text(name: str, value) -> str:
     return str(value)
 
 
+@lru_cache(maxsize=8)
+def _default_state(model: str) -> st.State:
+    """What decoding a link naming only `model` gives: State() on that model, with its true √d_k
+    ("": State() itself). Kept: a slider move encodes the URL, and State() validates its sentence."""
+    if not model:
+        return st.State()
+    return dataclasses.replace(st.State(), dk_scale=st.description(model).true_dk_scale)
+
+
 def encode(state: st.State) -> str:
     """The URL fragment (without '#') for state: only non-default fields, in KEYS order."""
-    # what decoding the link's model alone gives: State() on that model, with its true √d_k
-    default = dataclasses.replace(st.State(), dk_scale=st.description(state.model).true_dk_scale)
+    default = _default_state(state.model)
     changed = {name for name in KEYS if getattr(state, name) != getattr(default, name)}
-    changed |= {"model"} if state.model != st.State().model else set()
+    changed |= {"model"} if state.model != _default_state("").model else set()
     if changed & {"model", "text"}:
         # the query is an index into the sentence and follows its word when the model or the sentence
         # changes (state._follow_query), so decoding them would move a query left at the default index
