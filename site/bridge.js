@@ -122,11 +122,13 @@ function applyResponse(res, event = null) {
     else if (el.type === "text" && el === document.activeElement) continue; // never fight the caret
     else if (el.value !== String(value)) el.value = String(value);
   }
-  if (typeof res.hash === "string") followState(res.hash);
+  // A link to a model still to download: the page shows the default meanwhile, and the link stays in
+  // the address bar (a reload still opens it) until the model is in and the link is replayed.
+  if (res.load_model) chooseModel(res.load_model, location.hash);
+  else if (typeof res.hash === "string") followState(res.hash);
   if (res.focus) bringIntoView(res.focus);
   if (res.notice) notify(res.notice);
   if (!event || !BOOKKEEPING.has(event.type)) showMessage(res);
-  if (res.load_model) chooseModel(res.load_model, currentHash()); // a link to a model still to download
 }
 
 // An input error next to its control (#<field>-message when the control has its own line, else the
