@@ -111,6 +111,25 @@ def test_mean_and_rollout_are_the_heads_mean_and_half_of_it_plus_the_identity(fr
         assert len(got) == n * n
         for (i, j), v in got.items():
             assert v == pytest.approx(want[i][j], abs=1e-9), f"{view} cell {i},{j}"
+    # another query from a row label: the outline, the tab stop, the table and the sentences move
+    # (a patch: the maps' numbers stay), and the all-heads grid outlines that row in every thumbnail
+    q = 1 if QUERY != 1 else 2
+    fresh.evaluate("document.querySelector('svg[data-view=\"attention-rollout\"]').dataset.mark = 'before'")
+    fresh.click(f'svg[data-view="attention-rollout"] text.row-label[data-token-index="{q}"]')
+    for view, want in (("attention-mean", mean), ("attention-rollout", rollout)):
+        svg = f'svg[data-view="{view}"]'
+        fresh.wait_for_selector(f'{svg}[data-query="{q}"] rect.query-outline[data-query-row="{q}"]')
+        assert cells(fresh, f"{svg} rect[data-i][data-j]") == pytest.approx(
+            {(i, j): want[i][j] for i in range(n) for j in range(n)}, abs=1e-9)
+        stop = fresh.eval_on_selector_all(f'{svg} rect.cell[tabindex="0"]', "els => els.map((e) => [+e.dataset.i, +e.dataset.j])")
+        assert stop == [[q, max(range(n), key=lambda j: want[q][j])]], "the tab stop is the query row's largest cell"
+    assert fresh.get_attribute('svg[data-view="attention-rollout"]', "data-mark") == "before", "patched, not redrawn"
+    toks = model_tokens(TEXT)
+    assert fresh.text_content('[data-panel="aggregates"] table.sr-only tbody th') == f"{toks[q]} (the query)"
+    assert toks[q] in fresh.inner_text('p.aggregates-says[data-says="mean"]')
+    bring(fresh, "head-grid-card", f'[data-view="head-grid"][data-query="{q}"]')
+    rows = fresh.eval_on_selector_all('[data-view="head-grid"] rect.thumb-row.is-query', "els => els.map((e) => e.dataset.row)")
+    assert rows == [str(q)] * N_HEADS
 
 
 def test_switching_the_coreference_head_off_takes_the_nouns_features_from_it(fresh):

@@ -189,3 +189,46 @@ def test_the_fast_cell_markup_is_attr_markup(allowed, interactive, tab_stop, lig
     x, y, cell, fill, i, j, w = 96, 132, 18, "#3b528b" if allowed else "url(#attention-matrix-masked)", 2, 5, 0.123456
     want = (f'<rect{attr(class_="cell is-light" if light else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=0 if tab_stop else None, data_tip=None, data_tip_src=True)}/>')
     assert cell_rect(x, y, cell, fill, light, i, j, w, allowed, interactive, tab_stop) == want
+
+
+HEAD_GRID_CASES = [
+    ({}, {"query": 2}),
+    ({}, {"head": 3}),
+    ({"causal": True, "query": 5}, {"query": 1, "head": 2}),  # masked cells, another strongest key
+    ({"model": "minilm"}, {"query": 3}),                      # 72 thumbnails
+    ({"model": "minilm", "layer": 2, "head": 4}, {"layer": 5, "head": 0, "query": 1}),
+    ({"model": "minilm", "ablated": (3, 40)}, {"query": 4}),  # heads marked "off"
+]
+
+
+@pytest.mark.parametrize("base,change", HEAD_GRID_CASES)
+def test_a_head_grid_patch_equals_the_full_redraw(base, change):
+    _patch_equals_redraw("head-grid", *_states(base, change))
+
+
+def test_the_head_grid_is_redrawn_with_pinned_queries_or_new_weights():
+    old = st.State()
+    assert not page.patchable("head-grid", old, dataclasses.replace(old, pinned=(1,)))
+    assert not page.patchable("head-grid", dataclasses.replace(old, pinned=(1,)),
+                              dataclasses.replace(old, pinned=(1,), query=2))
+    assert not page.patchable("head-grid", old, dataclasses.replace(old, temperature=0.5))
+
+
+AGGREGATES_CASES = [
+    ({}, {"query": 2}),
+    ({"causal": True, "query": 5}, {"query": 1}),          # masked cells
+    ({"text": LONG}, {"query": 12}),                      # 20 tokens: no numbers in the cells
+    ({"model": "minilm", "layer": 3}, {"query": 4}),
+    ({"model": "minilm", "layer": 0, "ablated": (2,)}, {"query": 1}),
+]
+
+
+@pytest.mark.parametrize("base,change", AGGREGATES_CASES)
+def test_an_aggregates_patch_equals_the_full_redraw(base, change):
+    _patch_equals_redraw("aggregates", *_states(base, change))
+
+
+def test_aggregates_are_redrawn_with_pinned_queries_or_new_weights():
+    old = st.State()
+    assert not page.patchable("aggregates", old, dataclasses.replace(old, pinned=(1,), query=3))
+    assert not page.patchable("aggregates", old, dataclasses.replace(old, temperature=0.5))

@@ -108,8 +108,12 @@ PANELS: dict[str, Panel] = {
                        lambda s, c: layernorm.render(s, c, tips_on_demand=True)),
     "ffn": Panel(lambda s, c: ffn.render(s, c), _fields(*LAYER, "query")),
     # explore like a researcher: every layer at once, heads switched off, a second sentence
-    "head-grid": Panel(lambda s, c: head_grid.render(s, c), _fields(*LAYER, "head", "query", "pinned")),
-    "aggregates": Panel(lambda s, c: aggregates.render(s, c), _fields(*LAYER, "query", "pinned")),
+    "head-grid": Panel(lambda s, c: head_grid.render(s, c), _fields(*LAYER, "head", "query", "pinned"),
+                       render_patch=head_grid.render_patch, patch_fields=head_grid.NUMBERS_ONLY,
+                       can_patch=head_grid.can_patch),
+    "aggregates": Panel(lambda s, c: aggregates.render(s, c), _fields(*LAYER, "query", "pinned"),
+                        render_patch=aggregates.render_patch, patch_fields=aggregates.NUMBERS_ONLY,
+                        can_patch=aggregates.can_patch),
     "ablation": Panel(lambda s, c: ablation.render(s, c, st.compute_intact(s)), _fields(*LAYER, "head", "query")),
     "pair": Panel(lambda s, c: _pair_panel(s, c), _fields(*LAYER, "head", "query", "pair_text")),
     # your own attention function: which one is in use (the editor itself is static markup)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from . import math as m
 from .attention_matrix import row_tips, size_style, softmax_pieces, strongest_key
 from .colors import viridis
-from .markup import attr, clip_label, data_num, esc, num, pct, row_percents
+from .markup import attr, clip_label, data_num, esc, num, patch_op, pct, row_percents
 
 GUTTER = 44        # left margin: the axis labels ("0", "100 %")
 COL = 52           # px per key column: fits "−265.4" at 11 px written across...
@@ -287,17 +287,6 @@ NUMBERS_ONLY = frozenset({"temperature", "dk_scale", "activation"})
 CHART = "svg.affinity-chart"
 
 
-def _op(sel: str, values, **kind) -> dict:
-    """A patch operation: values joined by "\n", or by "\x1f" (named in "sep") when one holds a newline
-    (the bars' tooltips are several lines)."""
-    values = [str(v) for v in values]
-    sep = "\x1f" if any("\n" in v for v in values) else "\n"
-    op = {"sel": sel, **kind, "values": sep.join(values)}
-    if sep != "\n":
-        op["sep"] = sep
-    return op
-
-
 def render_patch(state, computed, heads) -> list[dict]:
     """The new numbers of a live affinity panel as patch operations (attention_matrix.render_patch
     describes them), valid over markup render() drew for a state differing in NUMBERS_ONLY fields.
@@ -323,25 +312,25 @@ def render_patch(state, computed, heads) -> list[dict]:
     data = [_bar_data(trace, h, i, j) for j in range(n)] * 3  # the three bands' bars of key j carry the same
     upright = col < NARROW
 
-    ops = [_op(f"{CHART} text.band-title", _band_titles(trace), text=True),
-           _op(f"{CHART} line.zero-line", zeros, attr="y1"), _op(f"{CHART} line.zero-line", zeros, attr="y2"),
-           _op(f"{CHART} text.axis-label", axis_ys, attr="y"),
-           _op(f"{CHART} rect.col-strongest", [GUTTER + focus_j * col + 1], attr="x"),
-           _op(f"{CHART} g.bar", [0 if j == focus_j else -1 for _ in MEASURES for j in range(n)], attr="tabindex"),
-           _op(f"{CHART} g.bar", tips * 3, attr="data-tip")]
-    ops += [_op(f"{CHART} g.bar", [d[name] for d in data], attr=name.replace("_", "-"))
+    ops = [patch_op(f"{CHART} text.band-title", _band_titles(trace), text=True),
+           patch_op(f"{CHART} line.zero-line", zeros, attr="y1"), patch_op(f"{CHART} line.zero-line", zeros, attr="y2"),
+           patch_op(f"{CHART} text.axis-label", axis_ys, attr="y"),
+           patch_op(f"{CHART} rect.col-strongest", [GUTTER + focus_j * col + 1], attr="x"),
+           patch_op(f"{CHART} g.bar", [0 if j == focus_j else -1 for _ in MEASURES for j in range(n)], attr="tabindex"),
+           patch_op(f"{CHART} g.bar", tips * 3, attr="data-tip")]
+    ops += [patch_op(f"{CHART} g.bar", [d[name] for d in data], attr=name.replace("_", "-"))
             for name in ("data_score", "data_scaled", "data_weight")]
-    ops += [_op(f"{CHART} rect.bar-fill", [f[name] for f in filled], attr=name.rstrip("_"))
+    ops += [patch_op(f"{CHART} rect.bar-fill", [f[name] for f in filled], attr=name.rstrip("_"))
             for name in ("class_", "y", "height")]
-    ops += [_op(f'{CHART} g[data-band="weight"] rect.bar-fill', weight_fills, attr="fill"),
-            _op(f"{CHART} text.bar-value", [look["label"] for look in looks], text=True)]
-    ops += [_op(f"{CHART} text.bar-value", [p[name] for p in places], attr=name.replace("_", "-"))
+    ops += [patch_op(f'{CHART} g[data-band="weight"] rect.bar-fill', weight_fills, attr="fill"),
+            patch_op(f"{CHART} text.bar-value", [look["label"] for look in looks], text=True)]
+    ops += [patch_op(f"{CHART} text.bar-value", [p[name] for p in places], attr=name.replace("_", "-"))
             for name in (("transform", "text_anchor") if upright else ("x", "y"))]
     numbers, steps = formula_numbers(tokens, trace, h, i, pieces)
-    ops += [_op("div.formula-numbers", [focus_j], attr="data-formula-j"),
+    ops += [patch_op("div.formula-numbers", [focus_j], attr="data-formula-j"),
             {"sel": "div.formula-numbers", "html": True, "values": numbers},
-            _op("p.formula-steps", [steps], text=True),
-            _op("table.sr-only td", [cell for j in range(n) for cell in _table_cells(trace, h, i, j)], text=True)]
+            patch_op("p.formula-steps", [steps], text=True),
+            patch_op("table.sr-only td", [cell for j in range(n) for cell in _table_cells(trace, h, i, j)], text=True)]
     return ops
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from .. import core
 from .attention_matrix import LABEL, MIN_SCALE, cell_size, size_style, weight_legend
 from .colors import text_on, viridis, viridis_many
-from .markup import attr, clip_label, data_num, esc, pct, row_percents
+from .markup import attr, clip_label, data_num, esc, patch_op, pct, row_percents
 
 MEAN_GAP = 30      # viewBox units between the matrix and the selected queries' mean row (its caption sits there)
 LEGEND_H = 44      # below the last row: the 0-100 % scale
@@ -279,14 +279,68 @@ def _notes(n_layers: int, layer: int, n_heads: int, special_names: str) -> str:
 # the panel
 # --------------------------------------------------------------------------
 
+def _summaries(computed):
+    """(mean [n, n], rollout [n, n]) of the selected layer; they do not depend on the query."""
+    weights = [t.weights for t in computed.run.layers]           # per layer [n_heads, n, n]
+    mean = np.asarray(core.head_mean(weights[computed.layer]), dtype=np.float64)                 # [n, n]
+    rollout = np.asarray(core.attention_rollout(weights, upto=computed.layer), dtype=np.float64)  # [n, n]
+    return mean, rollout
+
+
+def _arias(n_heads: int, where: str, words: str, mean_row: str) -> tuple[str, str]:
+    """The two maps' accessible names (mean, rollout)."""
+    return (f"Heatmap: mean attention over the {n_heads} heads of {where}; rows are queries, columns are "
+            f"keys, each row sums to 100 %. Outlined: {words}.{mean_row}",
+            f"Heatmap: attention rollout up to {where} (Abnar & Zuidema 2020); row i is how much of token i "
+            f"after that layer traces back to each input token, each row sums to 100 %. Outlined: "
+            f"{words}.{mean_row}")
+
+
+# Another query changes which row is outlined and what the sentences say, not the maps: with no pinned
+# queries (one outlined row, no mean row) it is a patch, not ~100 kB of markup for the trained model.
+NUMBERS_ONLY = frozenset({"query"})
+
+
+def can_patch(state) -> bool:
+    """One selected row (the query's): pinned queries add outlines, table rows and a mean row."""
+    return not state.pinned
+
+
+def render_patch(state, computed) -> list[dict]:
+    """Patch operations (attention_matrix.render_patch describes them) that bring live markup drawn for
+    another query (and no pinned ones) to this state's."""
+    run, tokens = computed.run, computed.tokens
+    n, layer, q = len(tokens), computed.layer, state.query
+    n_heads = int(run.layers[layer].weights.shape[0])
+    mean, rollout = _summaries(computed)
+    special = tuple(run.special)
+    where = _layer_name(layer, len(run.layers))
+    arias = _arias(n_heads, where, f"{_q(tokens[q])} ({q})", "")
+    ops = []
+    for view, matrix, aria in (("attention-mean", mean, arias[0]), ("attention-rollout", rollout, arias[1])):
+        svg = f'svg[data-view="{view}"]'
+        stop = max(range(n), key=lambda j: matrix[q][j])
+        ops += [patch_op(svg, [q], attr="data-query"), patch_op(svg, [q], attr="data-selected"),
+                patch_op(svg, [aria], attr="aria-label"),
+                {"sel": f"{svg} text.col-label", "toggle": "is-query", "values": [str(int(j == q)) for j in range(n)]},
+                {"sel": f"{svg} text.row-label", "toggle": "is-query", "values": [str(int(i == q)) for i in range(n)]},
+                {"sel": f"{svg} rect.cell[tabindex]", "remove": "tabindex"},
+                patch_op(f'{svg} rect.cell[data-i="{q}"][data-j="{stop}"]', ["0"], attr="tabindex"),
+                patch_op(f"{svg} rect.query-outline", [q], attr="data-query-row"),
+                patch_op(f"{svg} rect.query-outline", [LABEL + q * cell_size(n) - 1], attr="y")]
+    ops += [patch_op("table.sr-only tbody th", [f"{tokens[q]} (the query)"] * 2, text=True),
+            patch_op("table.sr-only td", [pct(float(w)) for m in (mean, rollout) for w in m[q]], text=True),
+            patch_op("p.aggregates-says", [_mean_sentence(tokens, mean, q, n_heads, layer, len(run.layers), special),
+                                          _rollout_sentence(tokens, rollout, q, layer, special)], text=True)]
+    return ops
+
+
 def render(state, computed) -> str:
     """The selected layer's mean over heads next to the rollout up to it, their sentences and notes."""
     run, tokens = computed.run, computed.tokens
     n, layer, n_layers = len(tokens), computed.layer, len(run.layers)
-    weights = [t.weights for t in run.layers]                    # per layer [n_heads, n, n]
-    n_heads = int(weights[layer].shape[0])
-    mean = np.asarray(core.head_mean(weights[layer]), dtype=np.float64)                 # [n, n]
-    rollout = np.asarray(core.attention_rollout(weights, upto=layer), dtype=np.float64)  # [n, n]
+    n_heads = int(run.layers[layer].weights.shape[0])
+    mean, rollout = _summaries(computed)                         # [n, n] each
     mask = computed.trace.mask                                   # [n, n] bool, the same for every layer
     query = state.query
     selected = tuple(i for i in state.queries if 0 <= i < n)
@@ -298,11 +352,7 @@ def render(state, computed) -> str:
     where = _layer_name(layer, n_layers)
     special_names = " and ".join(dict.fromkeys(tokens[k] for k in special))  # "[CLS] and [SEP]"
 
-    mean_aria = (f"Heatmap: mean attention over the {n_heads} heads of {where}; rows are queries, columns are "
-                 f"keys, each row sums to 100 %. Outlined: {words}.{mean_row}")
-    roll_aria = (f"Heatmap: attention rollout up to {where} (Abnar & Zuidema 2020); row i is how much of token i "
-                 f"after that layer traces back to each input token, each row sums to 100 %. Outlined: "
-                 f"{words}.{mean_row}")
+    mean_aria, roll_aria = _arias(n_heads, where, words, mean_row)
     mean_svg = _heatmap("attention-mean", tokens, mean, mask, selected, query, aria=mean_aria,
                         scale_label="mean weight", meta=meta, special=special)
     roll_svg = _heatmap("attention-rollout", tokens, rollout, mask, selected, query, aria=roll_aria,

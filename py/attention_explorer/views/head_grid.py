@@ -22,7 +22,8 @@ then one <path fill> per other step holds its cells as runs along a row ("M{j} {
 k = 1 for a single cell), masked cells one path.is-masked; the selected rows are
 rect.thumb-row[data-row=i] (.is-query or .is-pinned). The grid scrolls sideways inside its own
 .figure (bridge.js marks it .is-scrollable when it overflows; head-grid.css then shows a cue).
-No ids. Markup: ~140 kB and ~1,400 elements for 6 × 12 heads at 16 tokens.
+No ids. Markup: ~140 kB and ~1,400 elements for 6 × 12 heads at 16 tokens; another query, head
+or layer is a patch of the texts, labels and outlined rows (render_patch), unless queries are pinned.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from .colors import viridis
-from .markup import attr, esc, pct
+from .markup import attr, esc, patch_op, pct
 
 LEVELS = 16  # colour steps: weights rounded to 1/16 (6.25 %); at thumbnail size finer steps are invisible
 _FILLS = tuple(viridis(k / LEVELS) for k in range(LEVELS + 1))        # step -> "#rrggbb"
@@ -122,50 +123,37 @@ def _thumb_svg(background: int, groups, n: int, layer: int, head: int, rows, que
     return "".join(out)
 
 
-def render(state, computed) -> str:
-    """Every layer (rows) × every head (columns) as a small matrix button, a caption, and an sr-only table."""
+def _describe(state, computed):
+    """What the grid says about the query, head by head: (rows, per-thumbnail dicts with name, off,
+    pressed, label and table cell text, caption, table caption). Shared by render and render_patch."""
     run, model = computed.run, computed.model
     tokens = run.tokens
-    n, n_layers = len(tokens), len(run.layers)
+    n = len(tokens)
     q = state.query
     rows = tuple(i for i in state.queries if 0 <= i < n)
     weights = np.stack([t.weights for t in run.layers])                       # [L, H, n, n]
     masks = np.stack([np.asarray(t.mask, dtype=bool) for t in run.layers])    # [L, n, n]
-    n_heads = weights.shape[1]
+    n_layers, n_heads = weights.shape[:2]
     # where the query looks most in each head: its strongest allowed key (first on ties)
     q_rows = np.where(masks[:, None, q, :], np.asarray(weights[:, :, q, :], dtype=np.float64), -1.0)  # [L, H, n]
     best = q_rows.argmax(axis=-1).tolist()                                     # [L][H] key index
     best_w = np.take_along_axis(q_rows, q_rows.argmax(axis=-1)[..., None], -1)[..., 0].tolist()  # [L][H]
     on = [[True] * n_heads if t.head_on is None else np.asarray(t.head_on, dtype=bool).tolist()
           for t in run.layers]                                                 # [L][H]
-    background, groups = _cell_paths(weights, masks)
     q_tok = _quoted(tokens[q])
-
-    grid, table_rows = [], []
-    head_cols = "".join(f"<span>H{h + 1}</span>" for h in range(n_heads))
-    grid.append(f'<div class="hg-row hg-colheads" aria-hidden="true"><span></span>{head_cols}</div>')
+    thumbs = []
     for l in range(n_layers):
-        buttons, cells = [], []
         for h in range(n_heads):
             name = model.heads[l][h].name
             j = best[l][h]
             share = pct(max(best_w[l][h], 0.0), 0)
             looks = f"{q_tok} looks most at {_quoted(tokens[j])} ({share})"
             off = not on[l][h]
-            # the name must contain the button's visible text (its name, then "off"), in that order
-            label = f"Layer {l + 1}, head {h + 1}: {name}{' off (switched off)' if off else ''}. {looks}"
-            pressed = "true" if (l, h) == (state.layer, state.head) else "false"
-            buttons.append(
-                f'<button type="button" class="hg-thumb{" is-off" if off else ""}" data-event="pick_head" '
-                f'data-value="{l},{h}" aria-pressed="{pressed}"{attr(aria_label=label, title=name)}>'
-                + _thumb_svg(background[l * n_heads + h], groups[l * n_heads + h], n, l, h, rows, q)
-                + f'<span class="hg-name">{esc(name)}</span>'
-                + (' <span class="hg-off">off</span>' if off else "") + "</button>")  # spaced: "name off"
-            cells.append(f"<td>{esc(name)}{' (off)' if off else ''}: {esc(_quoted(tokens[j]))} {share}</td>")
-        grid.append(f'<div class="hg-row" role="group" aria-label="Layer {l + 1}">'
-                    f'<span class="hg-layer" aria-hidden="true">Layer {l + 1}</span>{"".join(buttons)}</div>')
-        table_rows.append(f'<tr><th scope="row">Layer {l + 1}</th>{"".join(cells)}</tr>')
-
+            thumbs.append(dict(
+                name=name, off=off, pressed="true" if (l, h) == (state.layer, state.head) else "false",
+                # the name must contain the button's visible text (its name, then "off"), in that order
+                label=f"Layer {l + 1}, head {h + 1}: {name}{' off (switched off)' if off else ''}. {looks}",
+                cell=f"{name}{' (off)' if off else ''}: {_quoted(tokens[j])} {share}"))
     pinned = [i for i in rows if i != q]
     rows_text = f"The outlined row is the query {q_tok}"
     if pinned:
@@ -177,13 +165,72 @@ def render(state, computed) -> str:
                + (" Heads marked “off” are switched off: their pattern is still computed, but their output "
                   "is dropped." if any_off else ""))
     size = f"{n_layers} layer{'s' if n_layers != 1 else ''} × {n_heads} heads"
+    table_caption = (f"Where the query {q_tok} looks most in each head ({size}): the head's name, the key "
+                     "with the largest weight, and that weight")
+    return dict(rows=rows, weights=weights, masks=masks, n_layers=n_layers, n_heads=n_heads, size=size,
+                thumbs=thumbs, caption=caption, table_caption=table_caption)
+
+
+def render(state, computed) -> str:
+    """Every layer (rows) × every head (columns) as a small matrix button, a caption, and an sr-only table."""
+    d = _describe(state, computed)
+    n, q, rows = len(computed.run.tokens), state.query, d["rows"]
+    n_layers, n_heads = d["n_layers"], d["n_heads"]
+    background, groups = _cell_paths(d["weights"], d["masks"])
+
+    grid, table_rows = [], []
+    head_cols = "".join(f"<span>H{h + 1}</span>" for h in range(n_heads))
+    grid.append(f'<div class="hg-row hg-colheads" aria-hidden="true"><span></span>{head_cols}</div>')
+    for l in range(n_layers):
+        buttons, cells = [], []
+        for h in range(n_heads):
+            t = d["thumbs"][l * n_heads + h]
+            buttons.append(
+                f'<button type="button" class="hg-thumb{" is-off" if t["off"] else ""}" data-event="pick_head" '
+                f'data-value="{l},{h}" aria-pressed="{t["pressed"]}"{attr(aria_label=t["label"], title=t["name"])}>'
+                + _thumb_svg(background[l * n_heads + h], groups[l * n_heads + h], n, l, h, rows, q)
+                + f'<span class="hg-name">{esc(t["name"])}</span>'
+                + (' <span class="hg-off">off</span>' if t["off"] else "") + "</button>")  # spaced: "name off"
+            cells.append(f"<td>{esc(t['cell'])}</td>")
+        grid.append(f'<div class="hg-row" role="group" aria-label="Layer {l + 1}">'
+                    f'<span class="hg-layer" aria-hidden="true">Layer {l + 1}</span>{"".join(buttons)}</div>')
+        table_rows.append(f'<tr><th scope="row">Layer {l + 1}</th>{"".join(cells)}</tr>')
+
     table_head = "".join(f'<th scope="col">Head {h + 1}</th>' for h in range(n_heads))
-    table = (f'<table class="sr-only"><caption>Where the query {esc(q_tok)} looks most in each head '
-             f'({size}): the head\'s name, the key with the largest weight, and that weight</caption>'
+    table = (f'<table class="sr-only"><caption>{esc(d["table_caption"])}</caption>'
              f'<thead><tr><th scope="col">Layer</th>{table_head}</tr></thead>'
              f'<tbody>{"".join(table_rows)}</tbody></table>')
     return (f'<div{attr(class_="head-grid", data_view="head-grid", data_layers=n_layers, data_heads=n_heads, data_levels=LEVELS, data_query=q, data_rows=" ".join(map(str, rows)))}>'
             f'<div class="figure hg-scroll">'
-            f'<div class="hg-grid" role="group" aria-label="Every head of every layer ({size}): choose one" '
+            f'<div class="hg-grid" role="group" aria-label="Every head of every layer ({d["size"]}): choose one" '
             f'style="--heads:{n_heads}">{"".join(grid)}</div></div>'
-            f'<p class="hg-caption">{esc(caption)}</p>{table}</div>')
+            f'<p class="hg-caption">{esc(d["caption"])}</p>{table}</div>')
+
+
+# Another query, head or layer changes what the grid says and which rows are outlined, not one cell's
+# colour: with no pinned queries (one outlined row a thumbnail) those are patched, not redrawn
+# (72 thumbnails of the trained model: ~70 kB of markup and ~1,400 elements a click).
+NUMBERS_ONLY = frozenset({"query", "head", "layer"})
+
+
+def can_patch(state) -> bool:
+    """One outlined row per thumbnail (the query's): pinned queries add rows, and the grid is redrawn."""
+    return not state.pinned
+
+
+def render_patch(state, computed) -> list[dict]:
+    """The patch operations (attention_matrix.render_patch describes them) that bring live grid markup
+    drawn for a state differing in NUMBERS_ONLY fields to this state's."""
+    d = _describe(state, computed)
+    q, thumbs = state.query, d["thumbs"]
+    one = len(thumbs)
+
+    op = patch_op
+    return [op("div.head-grid", [q], attr="data-query"),
+            op("div.head-grid", [" ".join(map(str, d["rows"]))], attr="data-rows"),
+            op("rect.thumb-row", [q] * one, attr="y"), op("rect.thumb-row", [q] * one, attr="data-row"),
+            op("button.hg-thumb", [t["pressed"] for t in thumbs], attr="aria-pressed"),
+            op("button.hg-thumb", [t["label"] for t in thumbs], attr="aria-label"),
+            op("p.hg-caption", [d["caption"]], text=True),
+            op("table.sr-only caption", [d["table_caption"]], text=True),
+            op("table.sr-only td", [t["cell"] for t in thumbs], text=True)]

@@ -91,3 +91,14 @@ def table_on_request(summary: str, table: str, *, key: str) -> str:
     return (f'<details{attr(class_="numbers-table", data_keep=key, data_export_label="")}><summary>{esc(summary)}</summary>'
             f'<template data-on-open><div{attr(class_="table-scroll", tabindex=0, role="group", aria_label=summary)}>'
             f'{table}</div></template></details>')
+
+
+def patch_op(sel: str, values, **kind) -> dict:
+    """A patch operation (attention_matrix.render_patch describes them): values joined by "\n", or by
+    "\x1f" (named in "sep") when one holds a newline (tooltips are several lines)."""
+    values = [str(v) for v in values]
+    sep = "\x1f" if any("\n" in v for v in values) else "\n"
+    op = {"sel": sel, **kind, "values": sep.join(values)}
+    if sep != "\n":
+        op["sep"] = sep
+    return op
