@@ -15,7 +15,7 @@ import pytest
 from markup_tree import Node, parse
 
 from attention_explorer import state as st
-from attention_explorer.views import ffn, layernorm
+from attention_explorer.views import ffn, layernorm, markup
 from attention_explorer.views.markup import num
 
 HOSTILE = '<img src=x onerror=alert(1)> "quotes" & 😀 שלום'
@@ -488,3 +488,12 @@ def test_panels_have_accessible_names_and_unique_ids():
     ids = [e.attrs["id"] for e in root.iter() if "id" in e.attrs]
     assert len(ids) == len(set(ids))
     assert all(x.startswith("ffn-") for x in ids)
+
+
+@pytest.mark.parametrize("text", ['<script>alert("x")</script>', "Tom & Jerry's <b>", "a\"b'c", "&amp;", "",
+                                  "plain", "<<>>&&\"\"''", "ünï<cødé> “quotes” ' & \u2028"])
+def test_esc_escapes_as_the_standard_library_does(text):
+    import html
+
+    assert markup.esc(text) == html.escape(text, quote=True)
+    assert markup.esc(42) == "42"

@@ -88,7 +88,6 @@ head 2 of all-MiniLM-L6-v2 matches the designed coreference head for "it"
 """
 from __future__ import annotations
 
-import difflib
 import math
 import unicodedata
 from dataclasses import dataclass
@@ -337,6 +336,8 @@ def align(designed_tokens, designed_special, trained_tokens, trained_special) ->
     d_spans = word_spans(designed_tokens, designed_special, pieces=False)
     d = [_plain(w) for w in word_strings(designed_tokens, d_spans)]
     t = [_plain(w) for w in word_strings(trained_tokens, word_spans(trained_tokens, trained_special))]
+    import difflib  # only when a trained model's heads are compared: not at the worker's start-up
+
     matcher = difflib.SequenceMatcher(a=d, b=t, autojunk=False)
     return [(blk.a + k, blk.b + k) for blk in matcher.get_matching_blocks() for k in range(blk.size)]
 

@@ -55,6 +55,7 @@ def warm_up() -> None:
     """Load every module left for later (one attribute read each): the worker's first idle moment."""
     for name in LATER:
         getattr(sys.modules[f"{__package__}.{name}"], "__doc__")
+    import difflib  # noqa: F401  (state and head_patterns import it where they use it: ready before a reader types)
 
 
 @dataclass(frozen=True)

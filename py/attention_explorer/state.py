@@ -12,7 +12,6 @@ state's model (memoised) and hands the views a `Computed` for the selected layer
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -329,6 +328,8 @@ def _follow_query(old_tokens: tuple[str, ...], query: int, new_tokens: tuple[str
     "Same occurrence" is identity, not position: the tokens the edit left untouched are the 'equal'
     blocks of a diff of the two token sequences, so typing a word before "it" moves "it" one place
     right and the query with it, while a new "it" elsewhere is a different word."""
+    import difflib  # at the first new sentence, or page.warm_up: not during the worker's start-up
+
     matcher = difflib.SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
     for tag, i1, i2, j1, _ in matcher.get_opcodes():
         if tag == "equal" and i1 <= query < i2:
@@ -353,6 +354,8 @@ def _follow_pinned(old_tokens, pinned, new_tokens) -> tuple[int, ...]:
     """The pinned tokens whose words survive an edit, at their new places (the others are unpinned)."""
     if not pinned:
         return ()
+    import difflib  # at the first new sentence, or page.warm_up: not during the worker's start-up
+
     matcher = difflib.SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
     moved = set()
     for tag, i1, i2, j1, _ in matcher.get_opcodes():

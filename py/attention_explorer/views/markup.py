@@ -6,13 +6,16 @@ never build markup from raw text any other way.
 """
 from __future__ import annotations
 
-import html
 import math
 
 
 def esc(text) -> str:
-    """Escape text for element content (quotes too, so it is also safe in attributes)."""
-    return html.escape(str(text), quote=True)
+    """Escape text for element content (quotes too, so it is also safe in attributes).
+
+    What html.escape(text, quote=True) does, written out: importing `html` (and its table of
+    entities) took ~70 ms of the worker's start-up in Pyodide, for these five replacements."""
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#x27;"))
 
 
 def attr(**attrs) -> str:
