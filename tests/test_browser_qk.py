@@ -12,6 +12,7 @@ import pytest
 
 from attention_explorer.models import designed as model
 from test_browser_panels import MATRIX, fresh, independent_scores  # noqa: F401  (fresh is a fixture)
+from test_browser_skeleton import independent_weights, set_range
 
 pytestmark = pytest.mark.browser
 QK = '[data-view="qk-dot"]'
@@ -88,3 +89,21 @@ def test_the_heatmap_lists_its_special_tokens(fresh):
     marked = fresh.evaluate(f"[...document.querySelectorAll('{MATRIX} .row-label')]"
                             ".map((el, k) => el.classList.contains('is-special') ? k : -1).filter((k) => k >= 0)")
     assert marked == special
+
+
+def test_a_live_affinity_bar_gets_its_derivation_from_python(fresh):
+    """Drawn live (and then patched by a slider), the bars leave their derivations to the worker: hovering
+    one shows A[query, j] with the weight at the new temperature, derived here independently."""
+    i, j = model.DEFAULT_QUERY, 2
+    bar = f'[data-view="affinity"] g.bar[data-measure="weight"][data-j="{j}"]'
+    fresh.locator(bar).scroll_into_view_if_needed()
+    for t in (0.5, 2.0):  # the first move redraws the panel live, the second patches it
+        set_range(fresh, "#temperature", t)
+        want = float(independent_weights(model.DEFAULT_TEXT, 0, t, float(model.CONFIG.d_head) ** 0.5)[i, j])
+        fresh.wait_for_function(f"""(() => {{ const b = document.querySelector('{bar}');
+            return b && b.hasAttribute('data-tip-src') && Math.abs(+b.dataset.weight - {want!r}) < 1e-9; }})()""")
+    fresh.hover(bar)
+    fresh.wait_for_selector("#tooltip:not([hidden])")
+    text = fresh.inner_text("#tooltip")
+    assert text.startswith(f"A[{i},{j}]: query"), text
+    assert f"= {100 * want:.1f} %" in text, f"the tip derives the weight at T = 2: {text}"

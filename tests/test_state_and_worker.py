@@ -9,6 +9,7 @@ import pytest
 from attention_explorer.models import designed as model
 from attention_explorer import page, state as st, worker
 from attention_explorer.tokens import MAX_TOKENS
+from markup_tree import parse
 
 
 def test_default_state_is_the_default_sentence_with_the_pronoun_as_query():
@@ -223,3 +224,21 @@ def test_worker_gives_the_tips_a_live_redraw_left_out():
     for ref in ({"panel": "layernorm", "j": "6", "block": "nope"}, {"panel": "layernorm", "j": "x", "block": "ln1"},
                 {"panel": "attention-matrix", "i": "99", "j": "0"}, {"panel": "ffn", "i": "0", "j": "0"}, {}):
         assert worker.tip(ref) == ""
+
+
+def test_live_affinity_bars_ask_for_the_tips_the_pre_render_writes_out():
+    """The worker's live affinity panel leaves the bars' derivations to worker.tip; each is the text the
+    pre-rendered bar carries (both derive A[query, j])."""
+    worker.boot("", "page")
+    s = worker._state
+    c = st.compute(s)
+    static = parse(page.PANELS["affinity"].render(s, c))
+    live = parse(page.PANELS["affinity"].render_live(s, c))
+    bars = [n for n in static.iter() if n.has_class("bar") and n.tag == "g"]
+    live_bars = [n for n in live.iter() if n.has_class("bar") and n.tag == "g"]
+    assert len(bars) == len(live_bars) == 3 * len(c.tokens)
+    assert all("data-tip-src" in n.attrs and "data-tip" not in n.attrs for n in live_bars)
+    for n in bars:
+        i, j = n.attrs["data-i"], n.attrs["data-j"]
+        assert i == str(s.query)
+        assert worker.tip({"panel": "affinity", "i": i, "j": j}) == n.attrs["data-tip"], f"bar {j}"

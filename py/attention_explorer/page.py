@@ -96,6 +96,7 @@ PANELS: dict[str, Panel] = {
                               attention_matrix.NUMBERS_ONLY, attention_matrix.can_patch),
     "qk-dot": Panel(lambda s, c: qk_dot.render(s, c), _fields(*LAYER, "query", "head", "key")),
     "affinity": Panel(lambda s, c: affinity.render(s, c, c.heads), _fields(*LAYER, "query", "head"),
+                      lambda s, c: affinity.render(s, c, c.heads, tips_on_demand=True),
                       render_patch=lambda s, c: affinity.render_patch(s, c, c.heads),
                       patch_fields=affinity.NUMBERS_ONLY),
     "routing": Panel(lambda s, c: routing.render(s, c, c.heads),
@@ -363,14 +364,14 @@ def render_patches(state: st.State, only: set[str]) -> dict[str, list]:
 
 def tip(state: st.State, panel: str, ref: dict) -> str:
     """A tooltip a live redraw left out of its markup (data-tip-src), "" when there is none:
-    a heatmap cell's derivation (ref i, j) or a LayerNorm dimension's (ref block, j)."""
+    a heatmap cell's or an affinity bar's derivation (ref i, j) or a LayerNorm dimension's (ref block, j)."""
     computed = st.compute(state)
     n = len(computed.tokens)
     try:
         i, j = int(ref.get("i", -1)), int(ref.get("j", -1))
     except (TypeError, ValueError):
         return ""
-    if panel == "attention-matrix" and 0 <= i < n and 0 <= j < n:
+    if panel in ("attention-matrix", "affinity") and 0 <= i < n and 0 <= j < n:  # the bars: row i = the query
         return attention_matrix.row_tips(computed.tokens, computed.trace, state.head, i)[j]
     if panel == "layernorm":
         return layernorm.dimension_tip(computed, state.query, str(ref.get("block", "")), j)

@@ -163,14 +163,16 @@ def _band(measure: str, values, allowed, top: float, col: int, query: int, focus
         parts.append(f'<text{attr(class_=look["label_cls"], **look["place"])}>{esc(look["label"])}</text>')
         tabindex = 0 if j == focus_j else -1
         pick = dict(data_event="set_key", data_value=j, data_hover_event="set_key") if ok else {}  # -> Q·K breakdown
-        out.append(f'<g{attr(class_=cls, data_grid_cell=True, tabindex=tabindex, data_tip=tips[j], **pick, **data)}>'
+        tip = dict(data_tip=tips[j]) if tips is not None else dict(data_tip_src=True)  # None: asked on hover
+        out.append(f'<g{attr(class_=cls, data_grid_cell=True, tabindex=tabindex, **tip, **pick, **data)}>'
                    f'{"".join(parts)}</g>')
     out.append("</g>")
     return out
 
 
 def affinity_svg(tokens, trace, h: int, query: int, head_name: str, tips, *, id_prefix: str = "affinity") -> str:
-    """The three bands of bars for query `query` of head h; tips [n] tooltip texts per key."""
+    """The three bands of bars for query `query` of head h; tips [n] tooltip texts per key, or None:
+    the bars carry data-tip-src and the bridge asks the worker (page.tip) on hover or focus."""
     n = len(tokens)
     allowed = trace.mask[query]                  # [n] bool
     scores = trace.scores[h, query]              # [n]
@@ -299,7 +301,6 @@ def render_patch(state, computed, heads) -> list[dict]:
     focus_j = strongest_key(rows[2], allowed)
     custom = bool(getattr(trace, "custom", False))
     pieces = softmax_pieces(rows[1], allowed, rows[2], check=not custom)
-    tips = row_tips(tokens, trace, h, i, pieces)           # [n]
     bands = [_band_looks(measure, [float(v) for v in values], allowed, TOKEN_H + b * band_height(col), col)
              for b, (measure, values) in enumerate(zip(MEASURES, rows))]  # (looks, y0, y) per band
     looks = [look for band in bands for look in band[0]]
@@ -317,7 +318,7 @@ def render_patch(state, computed, heads) -> list[dict]:
            patch_op(f"{CHART} text.axis-label", axis_ys, attr="y"),
            patch_op(f"{CHART} rect.col-strongest", [GUTTER + focus_j * col + 1], attr="x"),
            patch_op(f"{CHART} g.bar", [0 if j == focus_j else -1 for _ in MEASURES for j in range(n)], attr="tabindex"),
-           patch_op(f"{CHART} g.bar", tips * 3, attr="data-tip")]
+           {"sel": f"{CHART} g.bar", "remove": "data-tip"}]  # live bars ask for their tips (a hover cached one)
     ops += [patch_op(f"{CHART} g.bar", [d[name] for d in data], attr=name.replace("_", "-"))
             for name in ("data_score", "data_scaled", "data_weight")]
     ops += [patch_op(f"{CHART} rect.bar-fill", [f[name] for f in filled], attr=name.rstrip("_"))
@@ -334,12 +335,15 @@ def render_patch(state, computed, heads) -> list[dict]:
     return ops
 
 
-def render(state, computed, heads) -> str:
-    """Formula with live numbers, the three bands of bars, a caption, and the screen-reader table."""
+def render(state, computed, heads, *, tips_on_demand: bool = False) -> str:
+    """Formula with live numbers, the three bands of bars, a caption, and the screen-reader table.
+    tips_on_demand: the bars' derivations are left to page.tip (the worker's live redraws: a slider's
+    patches then carry no tooltips either); build.py's pre-render writes them out."""
     trace, tokens, h, i = computed.trace, computed.tokens, state.head, state.query
     custom = bool(getattr(trace, "custom", False))  # weights from the reader's own attention function
     pieces = softmax_pieces(trace.scaled_scores[h, i], trace.mask[i], trace.weights[h, i], check=not custom)
-    tips = row_tips(tokens, trace, h, i, pieces)  # [n]: the same derivations as the heatmap's row i
+    # [n]: the same derivations as the heatmap's row i
+    tips = None if tips_on_demand else row_tips(tokens, trace, h, i, pieces)
     caption = ("Each band has its own vertical scale; the numbers carry the sizes. Blue bars are positive, "
                "orange negative. Hover or focus a bar (arrow keys move along the keys, Tab to the next band) "
                "to see how its weight is made.")
