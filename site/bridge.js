@@ -341,6 +341,7 @@ function flushHash() {
   if (want !== null && location.hash !== want) history.replaceState(null, "", want || location.pathname + location.search);
 }
 function currentHash() { flushHash(); return location.hash; }
+function currentHref() { flushHash(); return location.href; }
 window.addEventListener("pagehide", flushHash);
 document.addEventListener("visibilitychange", flushHash);
 const queue = [];
@@ -671,11 +672,10 @@ async function runAction(action, target) {
   try {
     await send({ type: "set_panel", value: target }); // the link and files name this panel
     if (action === "link") {
-      flushHash();
-      showShare("Link to this view", "Opening it restores the sentence, query, head, sliders and this panel.", location.href);
+      showShare("Link to this view", "Opening it restores the sentence, query, head, sliders and this panel.", currentHref());
     } else if (action === "embed") {
       showShare("Embed this panel", "Paste into your page's HTML. The <script> sizes the frame; include it once per page.",
-        await worker.sync.embed_snippet((flushHash(), location.href)));
+        await worker.sync.embed_snippet(currentHref()));
     } else {
       const ex = await import("./export.js");
       if (action === "svg" || action === "png") {

@@ -514,11 +514,6 @@ def freeze_arrays(record):  # a frozen dataclass instance -> None
             object.__setattr__(record, f.name, a)
 
 
-# BlockTrace's fields computed on first read (after the attention sublayer)
-AFTER_ATTENTION = frozenset({"resid1", "ln1_mean", "ln1_std", "ln1", "ffn_pre", "ffn_gate", "ffn_act", "ffn_out",
-                             "resid2", "ln2_mean", "ln2_std", "out"})
-
-
 @dataclass(frozen=True, eq=False)
 class BlockTrace:
     x: np.ndarray  # [n, d_model] input
@@ -583,6 +578,10 @@ class BlockTrace:
     @property
     def d_ff(self):
         return self.ffn_pre.shape[1]
+
+
+# BlockTrace's fields computed on first read (after the attention sublayer): those it is not built with
+AFTER_ATTENTION = frozenset(f.name for f in fields(BlockTrace) if not f.init)
 
 
 _WIRED: dict = {}  # (id(w_1), id(w_gate)) -> (w_1, w_gate, wired mask): see _wired_units
