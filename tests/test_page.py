@@ -123,3 +123,31 @@ def test_first_paint_holds_at_most_1500_elements():
     counter = Count()
     counter.feed(build.render_page())
     assert counter.n <= 1500, f"{counter.n} elements at first paint"
+
+
+def test_start_up_leaves_the_later_views_unloaded():
+    """The worker's start-up (import, boot for a plain link) executes none of page.LATER's modules: each
+    one read at import would be compiled on the way to `ready` in the browser."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = ("import sys, types\n"
+              "from attention_explorer import page, worker\n"
+              "worker.boot('', 'page')\n"
+              "loaded = [m for m in page.LATER if type(sys.modules[f'attention_explorer.{m}']) is types.ModuleType]\n"
+              "print(','.join(loaded))\n"
+              "page.warm_up()\n"
+              "print(all(type(sys.modules[f'attention_explorer.{m}']) is types.ModuleType for m in page.LATER))\n")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", script], cwd=root / "py", capture_output=True, text=True, check=True)
+    loaded, after = out.stdout.splitlines()
+    assert loaded == "", f"loaded at start-up: {loaded}"
+    assert after == "True", "warm_up loads them all"
+
+
+def test_patch_fields_written_out_in_page_are_the_views_own():
+    from attention_explorer.views import affinity, aggregates, head_grid
+
+    for pid, view in (("affinity", affinity), ("head-grid", head_grid), ("aggregates", aggregates)):
+        assert page.PANELS[pid].patch_fields == view.NUMBERS_ONLY, pid

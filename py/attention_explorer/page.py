@@ -43,6 +43,8 @@ def _on_first_use(name: str):
     return module
 
 
+# Panels of these modules are declared below without reading any of their attributes (lambdas, and
+# patch fields written out): a read at import would load the module then (tests/test_page.py checks).
 LATER = ("views.affinity", "views.compare", "views.embedding", "views.explain", "views.ffn", "views.layernorm",
          "views.multihead", "views.projections", "views.qk_dot", "views.routing", "views.why", "head_patterns",
          "views.head_grid", "views.aggregates", "views.ablation", "views.pairs", "pairs")
@@ -98,7 +100,7 @@ PANELS: dict[str, Panel] = {
     "affinity": Panel(lambda s, c: affinity.render(s, c, c.heads), _fields(*LAYER, "query", "head"),
                       lambda s, c: affinity.render(s, c, c.heads, tips_on_demand=True),
                       render_patch=lambda s, c: affinity.render_patch(s, c, c.heads),
-                      patch_fields=affinity.NUMBERS_ONLY),
+                      patch_fields=_fields("temperature", "dk_scale", "activation")),  # = affinity.NUMBERS_ONLY
     "routing": Panel(lambda s, c: routing.render(s, c, c.heads),
                      _fields(*LAYER, "query", "head", "routing_all_heads")),
     "head-multiples": Panel(lambda s, c: attention_matrix.render_small_multiples(s, c, c.heads),
@@ -111,11 +113,12 @@ PANELS: dict[str, Panel] = {
     "ffn": Panel(lambda s, c: ffn.render(s, c), _fields(*LAYER, "query")),
     # explore like a researcher: every layer at once, heads switched off, a second sentence
     "head-grid": Panel(lambda s, c: head_grid.render(s, c), _fields(*LAYER, "head", "query", "pinned"),
-                       render_patch=head_grid.render_patch, patch_fields=head_grid.NUMBERS_ONLY,
-                       can_patch=head_grid.can_patch),
+                       render_patch=lambda s, c: head_grid.render_patch(s, c),
+                       patch_fields=_fields("query", "head", "layer"),  # = head_grid.NUMBERS_ONLY
+                       can_patch=lambda s: head_grid.can_patch(s)),
     "aggregates": Panel(lambda s, c: aggregates.render(s, c), _fields(*LAYER, "query", "pinned"),
-                        render_patch=aggregates.render_patch, patch_fields=aggregates.NUMBERS_ONLY,
-                        can_patch=aggregates.can_patch),
+                        render_patch=lambda s, c: aggregates.render_patch(s, c),
+                        patch_fields=_fields("query"), can_patch=lambda s: aggregates.can_patch(s)),  # = aggregates.NUMBERS_ONLY
     "ablation": Panel(lambda s, c: ablation.render(s, c, st.compute_intact(s)), _fields(*LAYER, "head", "query")),
     "pair": Panel(lambda s, c: _pair_panel(s, c), _fields(*LAYER, "head", "query", "pair_text")),
     # your own attention function: which one is in use (the editor itself is static markup)
