@@ -851,15 +851,15 @@ async function launch(hash) {
   await new Promise((resolve) => setTimeout(resolve, 0));
   // an object, not the JSON text: a second worker (after a restart) would be handed the text unparsed
   // (pyscript.magic_js fails on it); Lighthouse measured no difference for the first
-  // build.worker_config: our start-up modules (fetched by the worker while NumPy loads), then PyScript's own
-  const { startup_modules: modules, ...config } = JSON.parse($("worker-config").textContent);
+  // build.worker_config: our start-up modules' bundle (fetched by the worker while NumPy loads), then PyScript's own
+  const { startup_bundle: bundle, ...config } = JSON.parse($("worker-config").textContent);
   const version = new URL("./vendor/pyodide/pyodide.mjs", document.baseURI).href;
   const [w] = await Promise.all([
     PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
     preflight(),
   ]);
   progress("Loading NumPy…", 1);
-  await w.sync.load_numpy({ modules, base: new URL(".", document.baseURI).href });
+  await w.sync.load_numpy({ bundle, base: new URL(".", document.baseURI).href });
   progress("Computing attention in Python…", 2);
   applyResponse(await w.sync.boot(hash, EMBED ? "embed" : "page"));
   return w;

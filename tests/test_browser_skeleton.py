@@ -168,7 +168,7 @@ def test_typing_a_sentence_recomputes_and_bad_input_keeps_the_last_picture(live)
 
 
 @pytest.mark.parametrize("missing,named", [("**/pyodide.asm.wasm", "pyodide.asm.wasm"),
-                                            ("**/py/attention_explorer/tokens.py", "tokens.py")])
+                                            ("**/py/startup.json", "startup.json")])
 def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base_url, missing, named):
     """If the runtime or one of our modules cannot load, data-state is 'error', a message names the
     file, the heatmap stays."""

@@ -50,14 +50,18 @@ def test_pyscript_loads_no_editor_terminal_or_game_plugin():
         assert {"!py-editor", "!py-terminal", "!py-game"} <= set(plugins)
 
 
-def test_worker_config_lists_every_start_up_module_and_is_valid_json():
+def test_worker_config_names_the_start_up_bundle_which_holds_every_start_up_module():
     html = build.render_page()
     raw = re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html, re.S).group(1)
     config = json.loads(raw)
-    modules = config.pop("startup_modules")
+    assert config.pop("startup_bundle") == build.STARTUP_BUNDLE
+    bundle = json.loads(build.startup_bundle(build.startup_sources()))
+    modules = list(bundle)
     assert "attention_explorer/core.py" in modules and "attention_explorer/views/markup.py" in modules
-    assert sorted(modules) == sorted(build.startup_sources())
+    assert modules == sorted(build.startup_sources())
     assert not set(build.TRAINED_ONLY_MODULES) & set(modules), "the trained model's modules come with its download"
+    for rel, source in bundle.items():  # the files themselves, byte for byte once encoded
+        assert source.encode("utf-8") == (build.PY_SRC / rel).read_bytes(), rel
     assert config == {}, "the rest is PyScript's: no files (the worker fetches the modules), no packages " \
                          "(NumPy comes from the lock file, not through micropip)"
 

@@ -56,9 +56,10 @@ def _plain(event):
 async def load_numpy(spec):
     """NumPy from Pyodide's lock file and, at the same time, our start-up modules into the file system.
 
-    spec: {"modules": [paths under py/], "base": the page's folder as an absolute URL, ending in "/"}
-    (build.worker_config). Fetching the modules here rather than through PyScript's "files" takes them
-    off the way to `ready`: they arrive while NumPy's wheel is unpacked and compiled.
+    spec: {"bundle": the start-up modules' JSON (build.STARTUP_BUNDLE, relative to the page),
+    "base": the page's folder as an absolute URL, ending in "/"} (build.worker_config). Fetching the
+    modules here rather than through PyScript's "files" takes them off the way to `ready`: they
+    arrive while NumPy's wheel is unpacked and compiled.
     """
     import asyncio
 
@@ -66,7 +67,7 @@ async def load_numpy(spec):
 
     spec = _plain(spec)
     await asyncio.gather(pyodide_js.loadPackage("numpy", {"messageCallback": lambda _msg: None}),
-                         *(_fetch_module(str(spec["base"]), str(rel)) for rel in spec["modules"]))
+                         _fetch_bundle(str(spec["base"]) + str(spec["bundle"])))
     import numpy
 
     return numpy.__version__
@@ -282,6 +283,18 @@ def download_progress():
 
 class DownloadError(Exception):
     """A model file could not be had; the message is for the reader."""
+
+
+async def _fetch_bundle(url):
+    """Every module of the bundle at url ({path under py/: source}, build.startup_bundle) into the file
+    system at its path."""
+    import json
+    import os
+
+    for rel, source in json.loads(await _fetch_bytes(url)).items():
+        os.makedirs(os.path.dirname(rel) or ".", exist_ok=True)
+        with open(rel, "w", encoding="utf-8") as f:
+            f.write(source)
 
 
 async def _fetch_module(base, rel):
