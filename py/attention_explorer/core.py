@@ -138,26 +138,40 @@ def _matmul(x, w):  # [..., d_in], [d_in, d_out] -> [..., d_out]: x @ w for a we
     return x @ w
 
 
-_SUPPORT: dict = {}  # id(w) -> (w, None | (rows, cols, block)): see _support
+_KEPT: dict = {}  # (what, id of each array) -> (the arrays, result): see _kept
+
+
+def _kept(what: str, arrays: tuple, compute):  # -> compute(), kept while `arrays` are read-only
+    # A model's weights do not change between slider moves, so what is derived from read-only weight
+    # arrays alone is computed once. The entry holds the arrays themselves, so their ids cannot be
+    # reused while it stands. Writable arrays (a caller's own): computed every time.
+    key = (what, *map(id, arrays))
+    hit = _KEPT.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], arrays)):
+        return hit[1]
+    result = compute()
+    if not any(a.flags.writeable for a in arrays):
+        if len(_KEPT) >= 128:  # a handful of models' matrices; never grows without bound
+            _KEPT.clear()
+        _KEPT[key] = (arrays, result)
+    return result
 
 
 def _support(w):  # [d_in, d_out] -> None | (rows [r], cols [c], w[rows][:, cols] [r, c])
     # A read-only float64 weight matrix that is mostly zeros (the designed model's: W_O has 64 nonzero
     # entries in 256 x 256) is multiplied over its nonzero rows and columns only: the same sums of the
     # same nonzero products in the same order, ~16x fewer multiplications (~0.6 ms of each slider move
-    # in Pyodide, where NumPy has no BLAS). Kept per matrix like _wired_units; writable ones: plain @.
+    # in Pyodide, where NumPy has no BLAS). Kept per matrix (_kept); writable ones: plain @.
     if w.dtype != np.float64 or w.ndim != 2 or w.flags.writeable:
         return None
-    hit = _SUPPORT.get(id(w))
-    if hit is not None and hit[0] is w:
-        return hit[1]
-    nonzero = w != 0
-    rows, cols = np.flatnonzero(nonzero.any(axis=1)), np.flatnonzero(nonzero.any(axis=0))
-    entry = (rows, cols, np.ascontiguousarray(w[np.ix_(rows, cols)])) if 4 * len(rows) * len(cols) <= w.size else None
-    if len(_SUPPORT) >= 64:  # a handful of models' matrices; never grows without bound
-        _SUPPORT.clear()
-    _SUPPORT[id(w)] = (w, entry)
-    return entry
+
+    def scan():
+        nonzero = w != 0
+        rows, cols = np.flatnonzero(nonzero.any(axis=1)), np.flatnonzero(nonzero.any(axis=0))
+        return ((rows, cols, np.ascontiguousarray(w[np.ix_(rows, cols)]))
+                if 4 * len(rows) * len(cols) <= w.size else None)
+
+    return _kept("support", (w,), scan)
 
 
 def softmax(x, axis=-1):  # [..., n] -> [..., n]
@@ -584,23 +598,12 @@ class BlockTrace:
 AFTER_ATTENTION = frozenset(f.name for f in fields(BlockTrace) if not f.init)
 
 
-_WIRED: dict = {}  # (id(w_1), id(w_gate)) -> (w_1, w_gate, wired mask): see _wired_units
-
-
 def _wired_units(w_1, w_gate):  # [d_model, d_ff], None | [d_model, d_ff] -> bool [d_ff]
-    # The units with any nonzero input weight. A model's weights do not change between slider moves, so
-    # the mask of read-only weights is kept (scanning w_1 took ~1 ms of each move in Pyodide); the entry
-    # holds the arrays themselves, so their ids cannot be reused while it stands. Writable ones: scanned.
-    key = (id(w_1), id(w_gate))
-    hit = _WIRED.get(key)
-    if hit is not None and hit[0] is w_1 and hit[1] is w_gate:
-        return hit[2]
-    wired = np.any(w_1 != 0, axis=0) | (np.any(w_gate != 0, axis=0) if w_gate is not None else False)
-    if not w_1.flags.writeable and (w_gate is None or not w_gate.flags.writeable):
-        if len(_WIRED) >= 64:  # a handful of models' layers; never grows without bound
-            _WIRED.clear()
-        _WIRED[key] = (w_1, w_gate, wired)
-    return wired
+    # The units with any nonzero input weight; kept for read-only weights (_kept: scanning w_1 took
+    # ~1 ms of each move in Pyodide).
+    arrays = (w_1,) if w_gate is None else (w_1, w_gate)
+    return _kept("wired", arrays, lambda: np.any(w_1 != 0, axis=0)
+                 | (np.any(w_gate != 0, axis=0) if w_gate is not None else False))
 
 
 def _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation):  # [n, d_model], ... -> (pre, gate, act, out)
