@@ -254,12 +254,22 @@ async function bringIntoView(id) {
   for (const old of document.querySelectorAll(".is-focused-stage")) old.classList.remove("is-focused-stage");
   el.classList.add("is-focused-stage");
   const smooth = !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
-  // the scroll that follows is the page's own, not the reader's (see scrollSettled)
-  ownTarget = el;
+  // the scroll that follows is the page's own, not the reader's (see scrollSettled); a panel named by a
+  // link is read from its card's heading, so the card is what comes to the top
+  ownTarget = el.matches("[data-panel]") ? (el.closest(".card") || el) : el;
   ownSince = performance.now();
   ownTries = 0;
   readerScrolled = false;
-  el.scrollIntoView({ behavior: smooth ? "smooth" : "auto", block: "start" });
+  scrollBelowStepper(ownTarget, smooth ? "smooth" : "auto");
+}
+
+// Scroll el's top to just below the sticky stepper bar, whose height changes with the width and the
+// current stage's label (it wraps onto two rows on a phone); a fixed scroll-margin would hide a heading
+// under it on some screens.
+function scrollBelowStepper(el, behavior) {
+  const bar = document.querySelector(".stepper-bar");
+  const cover = bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().height : 0;
+  window.scrollTo({ top: Math.max(0, window.scrollY + el.getBoundingClientRect().top - cover - 8), behavior });
 }
 
 // The stepper follows the reader's scrolling: when a scroll the reader made settles, the stage whose
@@ -283,7 +293,7 @@ function scrollSettled() {
     const arrived = (top > -8 && top < window.innerHeight / 3) || atBottom();
     if (!arrived && ownTries < 2) { // panels redrawn above it moved the target: finish the page's own scroll
       ownTries += 1;
-      ownTarget.scrollIntoView({ block: "start" });
+      scrollBelowStepper(ownTarget, "auto");
       return;
     }
     ownTarget = null;

@@ -66,8 +66,14 @@ def test_a_permalink_restores_exactly_that_view(browser, base_url):
                                            "els => els.map(e => +e.dataset.weight)"))
     assert w.sum() == pytest.approx(1.0)
     assert permalink.decode(fragment_of(page))[0] == permalink.decode(fragment)[0], "the URL keeps the view"
-    page.wait_for_function("""(() => { const r = document.querySelector('[data-panel="routing"]').getBoundingClientRect();
-        return r.top < window.innerHeight && r.bottom > 0; })()""")
+    # the page scrolls to the named panel; once that scroll has come to rest (the same position 0.4 s
+    # apart), its card's heading is readable: below the sticky stepper bar, not under it
+    page.wait_for_function("(() => { const y = window.scrollY, same = y > 0 && y === window.__lastY;"
+                           " window.__lastY = y; return same; })()", polling=400)
+    heading, bar = page.evaluate("""() => [
+        document.querySelector('[data-panel="routing"]').closest('.card').querySelector('h2, h3'),
+        document.querySelector('.stepper-bar')].map((el) => el.getBoundingClientRect().toJSON())""")
+    assert bar["bottom"] <= heading["top"] and heading["bottom"] <= 900, (heading, bar)
     problems.assert_none()
     context.close()
 
