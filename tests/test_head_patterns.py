@@ -271,7 +271,8 @@ def test_measured_labels_are_well_formed_and_deterministic(weights, trained, mea
         for m in layer:
             assert m["label"] in hp.PATTERNS and 0.0 <= m["score"] <= 1.0
             assert m["score"] == max(m["scores"].values()) and set(m["scores"]) == set(hp.PATTERNS)
-    assert hp.measure_heads(trained, hp.CORPUS, math.sqrt(32)) == measured
+    # deterministic: the same sentences measure the same (a few of them: the whole corpus takes ~5 s)
+    assert hp.measure_heads(trained, hp.CORPUS[:6], math.sqrt(32)) == hp.measure_heads(trained, hp.CORPUS[:6], math.sqrt(32))
     # the shipped form: JSON that minilm.py turns into head names
     again = minilm.MiniLMModel()
     again.install_weights(weights, _tokenizer(), labels=json.loads(json.dumps(measured)))
