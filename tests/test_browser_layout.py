@@ -53,6 +53,30 @@ def test_a_figure_that_scrolls_sideways_says_so(phone):
     problems.assert_none()
 
 
+def test_on_a_phone_the_stepper_stays_one_row_and_every_stage_keeps_its_name(phone):
+    """At 360 px the stage buttons show numbers, the current one its name too; choosing any stage keeps
+    the sticky bar one row (its height would otherwise jump the page below it), no button covers
+    another, and each button's accessible name still names its stage."""
+    from attention_explorer.views.stepper import STAGES
+
+    page, problems = phone
+    one_row = page.evaluate("document.querySelector('.stepper-bar').getBoundingClientRect().height")
+    for k, name in enumerate(STAGES):
+        page.click(f'.step[data-value="{k}"]')
+        page.wait_for_selector(f'.step.is-current[data-value="{k}"]')
+        bar, boxes = page.evaluate("""() => [document.querySelector('.stepper-bar').getBoundingClientRect().height,
+            [...document.querySelectorAll('.stepper button')].map((b) => b.getBoundingClientRect().toJSON())]""")
+        assert bar == one_row, f"with stage {k + 1} current the stepper is {bar:.0f} px high, not {one_row:.0f}"
+        for left, right in zip(boxes, boxes[1:]):
+            assert left["right"] <= right["left"] and right["top"] < left["bottom"], (k, left, right)  # side by side
+        assert boxes[-1]["right"] <= PHONE["width"]
+    for k, name in enumerate(STAGES):
+        assert page.get_by_role("button", name=f"{k + 1} {name}", exact=True).count() == 1, name
+    page.click('.step[data-value="0"]')
+    page.wait_for_selector('.step.is-current[data-value="0"]')
+    problems.assert_none()
+
+
 def test_panels_off_screen_catch_up_when_scrolled_into_view(laptop):
     """At a laptop's height, a slider redraws what is on screen at once; a panel far below
     shows the new numbers by the time the reader scrolls to it."""
