@@ -120,7 +120,9 @@ function applyResponse(res, event = null) {
     if (!el || (el.dataset.event && pending.has(el.dataset.event))) continue;
     if (el.type === "checkbox") el.checked = Boolean(value);
     else if (el.type === "text" && el === document.activeElement) continue; // never fight the caret
-    else if (el.value !== String(value)) el.value = String(value);
+    // a select whose options were just replaced (another model's presets) may show nothing at all:
+    // its value then reads "" like the preset prompt's, so it is set even when the values agree
+    else if (el.value !== String(value) || el.selectedIndex === -1) el.value = String(value);
   }
   // A link to a model still to download: the page shows the default meanwhile, and the link stays in
   // the address bar (a reload still opens it) until the model is in and the link is replayed.

@@ -87,6 +87,14 @@ def test_choosing_the_trained_model_shows_its_layers_heads_and_scale(trained):
     assert math.isclose(float(page.input_value("#dk-scale")), 5.5, abs_tol=0.26)  # √32 on the slider's 0.5 grid
     assert "5.7" in page.inner_text("#dk-true")
     assert "MiniLM" in page.inner_text("#model-about")
+    # the preset picker now lists this model's presets and shows one of its options, never a blank box:
+    # the preset with this sentence, else the prompt to pick one
+    presets = page.eval_on_selector_all("#preset option", "os => os.map(o => o.value)")
+    assert presets == ["", *(p.id for p in minilm.MODEL.description.presets)]
+    text = page.input_value("#tokens")
+    shown = page.eval_on_selector("#preset", "s => [s.selectedIndex, s.value]")
+    assert shown[0] >= 0, "the preset picker shows nothing"
+    assert shown[1] == next((p.id for p in minilm.MODEL.description.presets if p.text == text), "")
     svg = page.query_selector('svg[data-view="attention-matrix"]')
     toks = json.loads(svg.get_attribute("data-tokens"))
     assert toks[0] == "[CLS]" and toks[-1] == "[SEP]"
