@@ -46,10 +46,22 @@ def test_the_heatmap_is_on_the_first_screen(request, window, max_top):
 
 
 def test_a_figure_that_scrolls_sideways_says_so(phone):
+    """On a phone the heatmap is marked when (and only when) it is wider than the screen, and then says,
+    above itself, that it scrolls sideways: where a reader looking at its cut-off right edge reads it first."""
     page, problems = phone
-    scrolls = page.evaluate("(() => { const f = document.querySelector('[data-panel=\"attention-matrix\"]');"
-                            " return [f.scrollWidth > f.clientWidth + 1, f.classList.contains('is-scrollable')]; })()")
-    assert scrolls[0] == scrolls[1], "a heatmap wider than the screen is marked (and shows a cue), else not"
+    look = """(() => { const f = document.querySelector('[data-panel="attention-matrix"]');
+        return [f.scrollWidth > f.clientWidth + 1, f.classList.contains('is-scrollable'),
+                getComputedStyle(f, '::before').content]; })()"""
+    long = "The old man who lived by the sea told the children a story about the storm that broke the pier"
+    for text in (model.DEFAULT_TEXT, long):
+        page.fill("#tokens", text)
+        page.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length"
+                               f" === {len(text.split()) + 1}")
+        wide, marked, cue = page.evaluate(look)
+        assert wide == marked, f"{len(text.split())} words: wider than the screen {wide}, marked {marked}"
+        assert ("Scroll sideways" in cue) == wide, cue
+    assert wide, "20 words fit a 360 px screen: this test no longer shows the cue"
+    page.fill("#tokens", model.DEFAULT_TEXT)
     problems.assert_none()
 
 
