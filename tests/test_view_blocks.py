@@ -497,3 +497,14 @@ def test_esc_escapes_as_the_standard_library_does(text):
 
     assert markup.esc(text) == html.escape(text, quote=True)
     assert markup.esc(42) == "42"
+
+
+@pytest.mark.parametrize("digits", [0, 1, 2, 3, 4])
+def test_nums_formats_a_vector_as_num_does_each_value(digits):
+    """The LayerNorm tables print 256 rows per column with nums(); each text must be num()'s."""
+    values = [0.0, -0.0, -0.0004, 0.0004, -1.5, 2.675, -2.675, 1e6, -123.456789, float("inf"), float("-inf"),
+              float("nan"), 0.5, -0.5, 1.0005, -1.0005]
+    expected = [markup.num(v, digits) for v in values]
+    assert markup.nums(values, digits) == expected
+    assert markup.nums(np.array(values), digits) == expected
+    assert all("-" not in t for t in expected)  # the check itself: a real minus sign, never '-0'

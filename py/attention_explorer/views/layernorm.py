@@ -27,7 +27,7 @@ import numpy as np
 
 from .colors import SIGN_NEG_RGB, SIGN_POS_RGB
 from .embedding import mask_layers, png_alpha16
-from .markup import attr, clip_label, data_num, esc, num, subscript, table_on_request
+from .markup import attr, clip_label, data_num, esc, num, nums, subscript, table_on_request
 from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
 
 # ---------------------------------------------------------------------------
@@ -116,13 +116,14 @@ def bar_row(values, limit: float, *, name: str, note: str, key: str, lines=(), i
     d = len(values)
     width, mid, half = d * BAR_W, ROW_H / 2, ROW_H / 2 - PAD
     segments: dict[int, list[str]] = {}
-    for j, v in enumerate([] if image else np.asarray(values, dtype=float).tolist()):
-        t = v / limit
-        h = min(1.0, abs(t)) * half
-        if h < 0.05:
-            continue  # invisible anyway: skip the segment
-        y = mid - h if t > 0 else mid
-        segments.setdefault(_bin(t), []).append(f"M{j * BAR_W} {y:.1f}h{BAR_W}v{h:.1f}h-{BAR_W}z")
+    if not image:  # one path segment per visible bar, grouped by colour step (_bin); arrays [d]
+        t = np.asarray(values, dtype=float) / limit
+        h = np.minimum(1.0, np.abs(t)) * half
+        shown = np.flatnonzero(h >= 0.05)  # shorter ones are invisible anyway: no segment
+        y = np.where(t > 0, mid - h, mid)
+        bins = np.rint((np.clip(t, -1.0, 1.0) + 1.0) / 2.0 * (N_BINS - 1)).astype(int)  # _bin, for all at once
+        for j, k, yj, hj in zip(shown.tolist(), bins[shown].tolist(), y[shown].tolist(), h[shown].tolist()):
+            segments.setdefault(k, []).append(f"M{j * BAR_W} {yj:.1f}h{BAR_W}v{hj:.1f}h-{BAR_W}z")
     bars = _bar_images(values, limit, f"ln-{key}", width) if image else _paths_by_bin(segments)
     refs = "".join(
         f'<line{attr(class_=cls, x1=0, x2=width, y1=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}", y2=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}")} vector-effect="non-scaling-stroke"/>'
@@ -145,7 +146,9 @@ def dimension_hits(tips, *, label: str) -> str:
     per-dimension markup, so the bars themselves can be grouped by colour. A tip of None leaves
     that column's text to the worker (data-tip-src: the bridge asks for it on hover or focus).
     """
-    cols = "".join(f'<i{attr(data_grid_cell=True, data_i=0, data_j=j, tabindex=0 if j == 0 else -1, data_tip=tip, data_tip_src=tip is None)}></i>'
+    # written out rather than through attr(): 256 of them on every redraw (the same markup attr() gives)
+    cols = "".join(f'<i data-grid-cell data-i="0" data-j="{j}" tabindex="{0 if j == 0 else -1}"'
+                   + (' data-tip-src></i>' if tip is None else f' data-tip="{esc(tip)}"></i>')
                    for j, tip in enumerate(tips))
     return f'<div{attr(class_="dim-hits", data_grid=True, role="group", aria_label=label)}>{cols}</div>'
 
@@ -272,8 +275,9 @@ def _numbers(caption: str, headers, columns) -> str:
 def _table(caption: str, headers, columns, labels, *, key: str) -> str:
     """The numbers behind a chart, printed to 3 decimals: a table a reader opens on request."""
     head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
+    texts = [nums(np.asarray(c, dtype=float), 3) for c in columns]  # [column][dimension]
     body = "".join(
-        f'<tr><th>{j} {esc(labels[j])}</th>{"".join(f"<td>{num(c[j], 3)}</td>" for c in columns)}</tr>'
+        f'<tr><th>{j} {esc(labels[j])}</th>{"".join(f"<td>{t[j]}</td>" for t in texts)}</tr>'
         for j in range(len(columns[0])))
     table = (f'<table><caption>{esc(caption)}</caption><thead><tr><th scope="col">dimension</th>'
              f'{head}</tr></thead><tbody>{body}</tbody></table>')

@@ -43,6 +43,20 @@ def num(x: float, digits: int = 2) -> str:
     return s.replace("-", "−")
 
 
+def nums(values, digits: int = 2) -> list[str]:
+    """num() of each value, for long vectors (a table's column): the same text, without a call per value."""
+    fmt = f"{{:.{digits}f}}".format
+    negative_zero = "-" + fmt(0.0)
+    out = []
+    for x in values.tolist() if hasattr(values, "tolist") else values:
+        if not math.isfinite(x):
+            out.append(num(x, digits))
+            continue
+        s = fmt(x)
+        out.append(s[1:] if s == negative_zero else s.replace("-", "−"))
+    return out
+
+
 def data_num(x: float) -> str:
     """A number for a data-* attribute: plain decimal (no exponent), enough digits to check."""
     return f"{float(x):.12f}"
