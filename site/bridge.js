@@ -265,9 +265,8 @@ async function bringIntoView(id) {
   scrollBelowStepper(ownTarget, smooth ? "smooth" : "auto");
 }
 
-// Scroll el's top to just below the sticky stepper bar, whose height changes with the width and the
-// current stage's label (it wraps onto two rows on a phone); a fixed scroll-margin would hide a heading
-// under it on some screens.
+// Scroll el's top to just below the sticky stepper bar, measured: its height depends on the width, the
+// fonts and the current stage's name, and a fixed scroll-margin would hide a heading under it somewhere.
 function scrollBelowStepper(el, behavior) {
   const bar = document.querySelector(".stepper-bar");
   const cover = bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().height : 0;
