@@ -103,6 +103,42 @@ def test_every_panel_declares_each_state_field_its_markup_depends_on():
                     assert name in page.PANELS[pid].depends, f"panel {pid} draws {name} but does not declare it"
 
 
+def test_a_change_redraws_every_panel_it_changes_and_at_the_first_layer_no_more():
+    """page.panels_to_redraw is what the worker redraws: a panel it leaves out must draw the same markup.
+    At the first layer it leaves out a panel when the changed model input acts later in the layer than
+    the panel reads (fields.Field.acts, page.Panel.reads): T does not redraw the projections (Q, K, V come
+    before it), the FFN's activation not the heatmap. Checked on the designed model, the two-layer toy
+    model at both layers and the trained model at its first and a later layer."""
+    import dataclasses
+
+    import toy_model
+    from attention_explorer import state as st
+    from attention_explorer.fields import FIELDS
+
+    inputs = {"temperature": 2.5, "dk_scale": 3.0, "causal": True, "ablated": (0,), "activation": "relu",
+              "code": "def attention(q, k, v, mask, temperature, scale):\n    return v, mask", "custom": True}
+    assert set(inputs) == {f.name for f in FIELDS if f.model_input} - {"model", "text"}
+    trained = dataclasses.replace(st.State(), model="minilm", text="The cat sat on the mat.", query=2)
+    with toy_model.registered():
+        toy = dataclasses.replace(st.State(), model="toy")
+        bases = [st.State(), toy, dataclasses.replace(toy, layer=1), trained, dataclasses.replace(trained, layer=2)]
+        left_out = {}
+        for base in bases:
+            before = page.render_panels(base)
+            for name, value in inputs.items():
+                if name == "activation" and value not in st.description(base.model).activations:
+                    continue
+                new = dataclasses.replace(base, **{name: value})
+                after = page.render_panels(new)
+                changed = {pid for pid in after if after[pid] != before[pid]}
+                redrawn = page.panels_to_redraw(base, new)
+                assert changed <= redrawn, f"{base.model} layer {base.layer}, {name}: {changed - redrawn} go stale"
+                left_out[base.model, base.layer, name] = {pid for pid in page.PANELS if name in page.PANELS[pid].depends} - redrawn
+    assert "projections" in left_out["designed", 0, "temperature"]
+    assert {"attention-matrix", "affinity", "multihead"} <= left_out["designed", 0, "activation"]
+    assert not left_out["toy", 1, "temperature"] and not left_out["minilm", 2, "ablated"], "later layers: all redrawn"
+
+
 def test_first_paint_holds_at_most_1500_elements():
     """The pre-rendered page, as parsed before any script runs: template contents are not in the DOM."""
     from html.parser import HTMLParser

@@ -171,7 +171,10 @@ def test_the_worker_redraws_the_research_panels_it_is_shown():
     worker.boot("", "page")
     worker.dispatch({"type": "viewport", "value": ["attention-matrix", "head-grid", "ablation", "pair", "aggregates"]})
     reply = worker.dispatch({"type": "set_ablated", "toggle": "0"})
-    assert {"ablation", "head-grid", "attention-matrix"} <= set(reply["panels"]) | set(reply["patches"])
+    assert {"ablation", "head-grid"} <= set(reply["panels"]) | set(reply["patches"])
+    # the one layer's attention weights come before a switched-off head's output is zeroed: the heatmap
+    # draws the same numbers, so it is left as it is (test_page checks the markup is the same)
+    assert "attention-matrix" not in set(reply["panels"]) | set(reply["patches"])
     assert "ab=0" in reply["hash"]
     reply = worker.dispatch({"type": "set_pair_text", "value": "The cat sat because it was tired"})
     assert "pair" in reply["panels"]

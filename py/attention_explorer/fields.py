@@ -39,6 +39,13 @@ ACTIVATIONS = ("relu", "gelu", "swiglu")  # the FFN nonlinearities core.transfor
 
 FROM_MODEL = None  # a default that depends on the model (its example sentence, its √d_k)
 
+# What one layer computes, in order: its input x (and Q, K, V = xW), the attention weights A, the heads'
+# outputs z (a switched-off head's is 0), the multi-head output (W_O, residual + LayerNorm), then the FFN
+# (and its residual + LayerNorm). A model input acting at one stage leaves the earlier stages of the
+# first layer as they were (page.py: a panel drawing only those is not redrawn for it there); in a later
+# layer it has acted already, in the layers before.
+LAYER_STAGES = ("input", "attention", "heads", "multihead", "ffn")
+
 
 @dataclass(frozen=True)
 class Field:
@@ -55,8 +62,10 @@ class Field:
     auto: bool = False        # index: -1 is allowed and means "chosen automatically"
     model_input: bool = False  # the model's forward pass reads it: changing it changes the trace
     in_link: bool = True      # False: a permalink neither writes nor reads it (key "")
+    acts: str = ""            # model inputs: where in each layer it first changes numbers (LAYER_STAGES)
 
     def __post_init__(self):
+        assert (self.acts in LAYER_STAGES) == self.model_input, f"{self.name}: a model input says where it acts"
         assert self.kind in ("text", "index", "choice", "number", "count", "flag", "indices", "code"), \
             f"{self.name}: unknown kind {self.kind!r}"
         assert (self.kind in ("index", "choice", "indices")) == bool(self.of), \
@@ -69,8 +78,8 @@ class Field:
 # tokens, the head and layer counts, √d_k), the sentence before the query (an index into it).
 FIELDS: tuple[Field, ...] = (
     Field("model", "choice", "designed", "m", "model", "set_model", of="models", control="model",
-          model_input=True),
-    Field("text", "text", FROM_MODEL, "s", "sentence", "set_text", control="tokens", model_input=True),
+          model_input=True, acts="input"),
+    Field("text", "text", FROM_MODEL, "s", "sentence", "set_text", control="tokens", model_input=True, acts="input"),
     Field("query", "index", FROM_MODEL, "q", "query token", "set_query", of="tokens"),
     # more query tokens selected with the query (Shift/Ctrl-click): views show the rows' mean
     Field("pinned", "indices", (), "p", "pinned queries", "set_pinned", of="tokens"),
@@ -82,16 +91,17 @@ FIELDS: tuple[Field, ...] = (
     Field("head", "index", 0, "h", "head", "set_head", of="heads", control="head"),
     # T < 0.05 is indistinguishable from argmax here; T > 5 from uniform
     Field("temperature", "number", 1.0, "T", "temperature", "set_temperature", limits=(0.05, 5.0),
-          step=0.05, control="temperature", model_input=True),
+          step=0.05, control="temperature", model_input=True, acts="attention"),
     # from "barely scaled" to 4x the designed model's true √d_k = 8
     Field("dk_scale", "number", FROM_MODEL, "dk", "√d_k scale", "set_dk_scale", limits=(0.5, 32.0),
-          step=0.5, control="dk-scale", model_input=True),
-    Field("causal", "flag", False, "mask", "causal mask", "set_causal", control="causal", model_input=True),
+          step=0.5, control="dk-scale", model_input=True, acts="attention"),
+    Field("causal", "flag", False, "mask", "causal mask", "set_causal", control="causal", model_input=True,
+          acts="attention"),
     # heads switched off (ablation), as flat indices layer * heads_per_layer + head
     Field("ablated", "indices", (), "ab", "switched-off heads", "set_ablated", of="all_heads",
-          model_input=True),
+          model_input=True, acts="heads"),
     Field("activation", "choice", "gelu", "act", "activation", "set_activation", of="activations",
-          control="activation", model_input=True),
+          control="activation", model_input=True, acts="ffn"),
     Field("stage", "index", 0, "stage", "stage", "set_stage", of="stages"),
     Field("routing_all_heads", "flag", False, "all", "all-heads setting", "set_routing_all",
           control="routing-all"),
@@ -103,9 +113,9 @@ FIELDS: tuple[Field, ...] = (
     Field("panel", "choice", "", "panel", "panel", "set_panel", of="panels"),
     # the reader's attention function: the code last run ("" = the page's own), and whether it is in
     # use. A link carries the code but never switches it on: only the reader's Run does (run_code).
-    Field("code", "code", "", "code", "attention function", "set_code", model_input=True),
+    Field("code", "code", "", "code", "attention function", "set_code", model_input=True, acts="attention"),
     Field("custom", "flag", False, "", "your attention function in use", "set_custom", model_input=True,
-          in_link=False),
+          in_link=False, acts="attention"),
 )
 
 BY_NAME = {f.name: f for f in FIELDS}

@@ -16,7 +16,7 @@ import importlib.util
 import sys
 
 from . import state as st, tokens
-from .fields import MODEL_INPUTS, PANEL_IDS
+from .fields import BY_NAME, LAYER_STAGES, MODEL_INPUTS, PANEL_IDS
 from .views import attention_matrix, code as code_view, controls, share, stepper
 from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
@@ -70,6 +70,9 @@ class Panel:
     render_patch: Optional[Callable] = None
     patch_fields: frozenset = frozenset()
     can_patch: Callable = lambda state: True  # (new state) -> whether a patch can bring the markup there
+    # the last stage of the selected layer it draws (fields.LAYER_STAGES): at the first layer, a model
+    # input acting after it changes none of its numbers, and it is not redrawn for one
+    reads: str = "ffn"
 
 
 def _fields(*names: str) -> frozenset:
@@ -82,32 +85,34 @@ LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 
 PANELS: dict[str, Panel] = {
     "token-chips": Panel(lambda s, c: controls.render_token_chips(s, c), _fields("model", "text", "query", "pinned")),
-    "query-why": Panel(lambda s, c: qk_dot.why_line(s, c), _fields(*LAYER, "query", "head")),
+    "query-why": Panel(lambda s, c: qk_dot.why_line(s, c), _fields(*LAYER, "query", "head"), reads="attention"),
     "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads), _fields("model", "text")),
     "stepper": Panel(lambda s, c: stepper.render(s, c), _fields("stage")),
     "stage-detail": Panel(lambda s, c: stepper.render_detail(s, c), _fields("model", "stage", "custom")),
     "embedding": Panel(lambda s, c: embedding.render(s, c), _fields("model", "text", "query")),
-    "projections": Panel(lambda s, c: projections.render(s, c), _fields(*LAYER, "query", "head")),
-    "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head")),
+    "projections": Panel(lambda s, c: projections.render(s, c), _fields(*LAYER, "query", "head"), reads="input"),
+    "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head"),
+                     reads="heads"),
     "head-info": Panel(lambda s, c: explain.head_info(s, c.heads) + code_view.badge(s),
                        _fields("model", "layer", "head", "custom")),
     "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads),
                               _fields(*LAYER, "query", "head", "pinned"),
                               lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True),
                               lambda s, c: attention_matrix.render_patch(s, c, c.heads),
-                              attention_matrix.NUMBERS_ONLY, attention_matrix.can_patch),
-    "qk-dot": Panel(lambda s, c: qk_dot.render(s, c), _fields(*LAYER, "query", "head", "key")),
+                              attention_matrix.NUMBERS_ONLY, attention_matrix.can_patch, reads="attention"),
+    "qk-dot": Panel(lambda s, c: qk_dot.render(s, c), _fields(*LAYER, "query", "head", "key"), reads="attention"),
     "affinity": Panel(lambda s, c: affinity.render(s, c, c.heads), _fields(*LAYER, "query", "head"),
                       lambda s, c: affinity.render(s, c, c.heads, tips_on_demand=True),
                       render_patch=lambda s, c: affinity.render_patch(s, c, c.heads),
-                      patch_fields=_fields("temperature", "dk_scale", "activation")),  # = affinity.NUMBERS_ONLY
+                      patch_fields=_fields("temperature", "dk_scale", "activation"),  # = affinity.NUMBERS_ONLY
+                      reads="attention"),
     "routing": Panel(lambda s, c: routing.render(s, c, c.heads),
-                     _fields(*LAYER, "query", "head", "routing_all_heads")),
+                     _fields(*LAYER, "query", "head", "routing_all_heads"), reads="heads"),
     "head-multiples": Panel(lambda s, c: attention_matrix.render_small_multiples(s, c, c.heads),
-                            _fields(*LAYER, "query", "head")),
+                            _fields(*LAYER, "query", "head"), reads="attention"),
     "why-scale": Panel(lambda s, c: why.render_scale_demo(s, c), _fields("model", "demo_dk")),
     "compare": Panel(lambda s, c: _compare_panel(s), _fields("model", "text", "query", "head", "compare_head")),
-    "multihead": Panel(lambda s, c: multihead.render(s, c, c.heads), _fields(*LAYER, "query")),
+    "multihead": Panel(lambda s, c: multihead.render(s, c, c.heads), _fields(*LAYER, "query"), reads="multihead"),
     "layernorm": Panel(lambda s, c: layernorm.render(s, c), _fields(*LAYER, "query"),
                        lambda s, c: layernorm.render(s, c, tips_on_demand=True)),
     "ffn": Panel(lambda s, c: ffn.render(s, c), _fields(*LAYER, "query")),
@@ -118,9 +123,10 @@ PANELS: dict[str, Panel] = {
                        can_patch=lambda s: head_grid.can_patch(s)),
     "aggregates": Panel(lambda s, c: aggregates.render(s, c), _fields(*LAYER, "query", "pinned"),
                         render_patch=lambda s, c: aggregates.render_patch(s, c),
-                        patch_fields=_fields("query"), can_patch=lambda s: aggregates.can_patch(s)),  # = aggregates.NUMBERS_ONLY
+                        patch_fields=_fields("query"), can_patch=lambda s: aggregates.can_patch(s),  # = aggregates.NUMBERS_ONLY
+                        reads="heads"),  # it names the switched-off heads
     "ablation": Panel(lambda s, c: ablation.render(s, c, st.compute_intact(s)), _fields(*LAYER, "head", "query")),
-    "pair": Panel(lambda s, c: _pair_panel(s, c), _fields(*LAYER, "head", "query", "pair_text")),
+    "pair": Panel(lambda s, c: _pair_panel(s, c), _fields(*LAYER, "head", "query", "pair_text"), reads="attention"),
     # your own attention function: which one is in use (the editor itself is static markup)
     "code": Panel(lambda s, c: code_view.render_status(s, c), _fields("model", "code", "custom")),
 }
@@ -382,8 +388,17 @@ def tip(state: st.State, panel: str, ref: dict) -> str:
 
 
 def panels_to_redraw(old: st.State, new: st.State) -> set[str]:
+    """The panels whose markup old -> new changes: a declared field changed, unless the selected layer
+    is the first before and after and the field acts later in the layer than the panel reads."""
     changed = changed_fields(old, new)
-    return {pid for pid, panel in PANELS.items() if panel.depends & changed}
+    first_layer = old.layer == new.layer == 0
+    return {pid for pid, panel in PANELS.items()
+            if any(not (first_layer and _acts_after(f, panel.reads)) for f in panel.depends & changed)}
+
+
+def _acts_after(field: str, stage: str) -> bool:
+    acts = BY_NAME[field].acts
+    return bool(acts) and LAYER_STAGES.index(acts) > LAYER_STAGES.index(stage)
 
 
 def control_values(state: st.State) -> dict:
