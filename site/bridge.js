@@ -280,9 +280,16 @@ function scrollBelowStepper(el, behavior) {
 // or a script's scrolling): only the reader's wheel, touch, pointer or keys move the stepper.
 let ownTarget = null, ownSince = 0, ownTries = 0;
 let readerScrolled = false; // wheel, touch, pointer or a scrolling key since the last scroll settled
-for (const type of ["wheel", "touchmove", "pointerdown"]) {
+for (const type of ["wheel", "touchmove"]) {
   window.addEventListener(type, () => { readerScrolled = true; }, { passive: true });
 }
+// a press on the page (a scrollbar, text) may start a scroll; a press on a control does not: counting
+// it took the end of the page's own scroll, still running from a stage chosen before, for the reader's
+// (clicking Reset meanwhile left the stepper on the stage that scroll happened to end at)
+const CONTROLS = "button, input, select, textarea, a, summary, label, [data-event], [tabindex]";
+window.addEventListener("pointerdown", (e) => {
+  if (!(e.target instanceof Element && e.target.closest(CONTROLS))) readerScrolled = true;
+}, { passive: true });
 window.addEventListener("keydown", (e) => {
   if (["PageUp", "PageDown", "Home", "End", "ArrowUp", "ArrowDown", " ", "Tab"].includes(e.key)
       && !(e.target.closest && e.target.closest("input, select, textarea"))) readerScrolled = true;

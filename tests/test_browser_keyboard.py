@@ -126,3 +126,29 @@ def test_a_scroll_the_reader_did_not_make_leaves_the_stepper_alone(page):
     assert page.get_attribute('.stepper [aria-current="step"]', "data-value") == "0"
     _scrolled_by_hand(page, "stage-attention")  # and the reader's own scroll from there is followed
     page.wait_for_selector('.stepper .step[data-value="2"][aria-current="step"]')
+
+
+def _script_scroll(page, dy: int):
+    """A scroll by a script (not the reader), waited out: its scrollend, then two frames for the bridge."""
+    page.evaluate("""(dy) => new Promise((resolve) => {
+        window.addEventListener('scrollend', () => requestAnimationFrame(() => requestAnimationFrame(resolve)),
+                                { once: true });
+        window.scrollBy({ top: dy, behavior: 'instant' }); })""", dy)
+
+
+def test_pressing_a_control_is_not_taken_for_the_reader_scrolling(page):
+    """A click on a button while a scroll ends (the page's own, from a stage chosen just before) leaves the
+    stepper alone; a press on the page itself (text, a scrollbar) may begin a scroll and counts."""
+    _scrolled_by_hand(page, "stage-input")
+    page.wait_for_selector('.stepper .step[data-value="0"][aria-current="step"]')
+    top = page.evaluate("document.getElementById('stage-layernorm').getBoundingClientRect().top")
+    _script_scroll(page, round(top))  # not followed (the test above): the stepper stays on the first stage
+    sent_before = page.evaluate("attentionExplorer.sent.length")
+    page.dispatch_event("#reset", "pointerdown")  # pressed, not clicked: the state stays as it is
+    _script_scroll(page, 5)
+    sent = page.evaluate("n => attentionExplorer.sent.slice(n)", sent_before)
+    assert "set_stage:follow" not in sent, f"a press on a button was taken for scrolling: {sent}"
+    assert page.get_attribute('.stepper [aria-current="step"]', "data-value") == "0"
+    page.dispatch_event('[data-panel="layernorm"] p', "pointerdown")  # on text: the reader may be scrolling
+    _script_scroll(page, 5)
+    page.wait_for_selector('.stepper .step[data-value="4"][aria-current="step"]')
