@@ -361,6 +361,18 @@ def test_stage_lines_and_formulas_follow_the_model():
     assert "1536" in last and "6 such layers" in last
 
 
+def test_every_stage_formula_can_be_scrolled_from_the_keyboard():
+    """A formula wider than a phone's screen scrolls sideways in its box (the trained model's embedding
+    formula at 360 px did): the box is a named tab stop, so the keyboard reaches what is cut off."""
+    for state in (minilm_state(), st.State()):
+        computed = st.compute(state)
+        for k in range(6):
+            root = parse(page.PANELS["stage-detail"].render(dataclasses.replace(state, stage=k), computed))
+            [box] = by_class(root, "stage-formula")
+            assert box.attrs.get("tabindex") == "0" and box.attrs.get("aria-label") == f"Stage {k + 1} formula"
+            assert box.attrs.get("role") == "group"
+
+
 def test_heads_are_named_once():
     class Info:
         def __init__(self, name):

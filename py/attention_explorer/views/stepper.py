@@ -98,7 +98,8 @@ def render_detail(state, computed) -> str:
     learned = computed.embedding.learned  # the model's kind of embedding (the same for every sentence)
     return (f'<div class="stage-detail" data-stage-detail="{k}"><p class="stage-title">Stage {k + 1} of {len(STAGES)}: '
             f'<strong>{esc(STAGES[k])}</strong></p>'
-            f'<div class="stage-formula">{_formulas(learned)[k]}</div>'
+            # a formula wider than a narrow screen scrolls sideways in its box, which the keyboard can reach
+            f'<div class="stage-formula" tabindex="0" role="group" aria-label="Stage {k + 1} formula">{_formulas(learned)[k]}</div>'
             f'<p class="stage-line">{esc(explanations(computed.model, learned)[k])}</p>'
             + ('<p class="custom-badge" data-custom="true">Every stage below is computed with your attention '
                'function (see “Your own attention function” at the end).</p>' if getattr(state, "custom", False) else "")
