@@ -74,6 +74,9 @@ class Panel:
     # input acting after it changes none of its numbers, and it is not redrawn for one
     reads: str = "ffn"
 
+    def __post_init__(self):
+        assert self.reads in LAYER_STAGES, f"a panel reads one of {LAYER_STAGES}, not {self.reads!r}"
+
 
 def _fields(*names: str) -> frozenset:
     known = {f for f in st.State.__dataclass_fields__}
