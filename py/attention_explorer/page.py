@@ -391,17 +391,20 @@ def tip(state: st.State, panel: str, ref: dict) -> str:
 
 
 def panels_to_redraw(old: st.State, new: st.State) -> set[str]:
-    """The panels whose markup old -> new changes: a declared field changed, unless the selected layer
-    is the first before and after and the field acts later in the layer than the panel reads."""
+    """The panels whose markup old -> new changes: a declared field changed (at the first layer, before
+    and after, one of FIRST_LAYER_DEPENDS)."""
     changed = changed_fields(old, new)
-    first_layer = old.layer == new.layer == 0
-    return {pid for pid, panel in PANELS.items()
-            if any(not (first_layer and _acts_after(f, panel.reads)) for f in panel.depends & changed)}
+    depends = FIRST_LAYER_DEPENDS if old.layer == new.layer == 0 else DEPENDS
+    return {pid for pid in PANELS if depends[pid] & changed}
 
 
-def _acts_after(field: str, stage: str) -> bool:
-    acts = BY_NAME[field].acts
-    return bool(acts) and LAYER_STAGES.index(acts) > LAYER_STAGES.index(stage)
+DEPENDS = {pid: panel.depends for pid, panel in PANELS.items()}
+# At the first layer a model input that acts later in the layer than a panel reads has not acted yet
+# there: the panel's declared fields without those (fields without a stage always count).
+FIRST_LAYER_DEPENDS = {
+    pid: frozenset(f for f in panel.depends
+                   if LAYER_STAGES.index(BY_NAME[f].acts or LAYER_STAGES[0]) <= LAYER_STAGES.index(panel.reads))
+    for pid, panel in PANELS.items()}
 
 
 def control_values(state: st.State) -> dict:
