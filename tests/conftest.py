@@ -8,6 +8,7 @@ fails if any happened.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import http.server
 import os
@@ -166,14 +167,24 @@ def browser():
 
 
 class PageProblems:
-    """Console errors, page errors and requests to other hosts seen by one page."""
+    """Console errors, page errors and requests to other hosts seen by one page; also the page's last
+    console messages of any kind, which a failed test's report shows (see pytest_runtest_makereport)."""
 
     def __init__(self, page, allowed_origins: tuple[str, ...]):
         self.items: list[str] = []
         self.allowed = allowed_origins
-        page.on("console", lambda m: m.type == "error" and self.items.append(f"console error: {m.text}"))
+        self.page = page
+        self.console = collections.deque(maxlen=30)
+        page.on("console", self._on_console)
         page.on("pageerror", lambda e: self.items.append(f"page error: {e}"))
         page.on("request", self._on_request)
+        OPEN_PAGES.append(self)
+        page.on("close", lambda _: OPEN_PAGES.remove(self))
+
+    def _on_console(self, message):
+        self.console.append(f"{message.type}: {message.text[:300]}")
+        if message.type == "error":
+            self.items.append(f"console error: {message.text}")
 
     def _on_request(self, request):
         url = request.url
@@ -186,6 +197,35 @@ class PageProblems:
         """Fail on what was seen since the last call (a shared page's problem fails one test, not every later one)."""
         items, self.items = self.items, []
         assert not items, "the page reported problems:\n" + "\n".join(items)
+
+
+OPEN_PAGES: list[PageProblems] = []  # pages open now, in this process
+
+# What a failed browser test's report adds for each page still open: where the page stood (a flaky
+# failure on a shared machine can then be read from the CI log, not only rerun).
+PAGE_STATE = """() => ({
+    url: location.href, state: document.documentElement.dataset.state, scrollY: Math.round(scrollY),
+    viewport: innerWidth + 'x' + innerHeight, focused: document.activeElement?.outerHTML.slice(0, 120),
+    message: document.getElementById('input-message')?.textContent,
+    sent: (globalThis.attentionExplorer?.sent || []).slice(-20).join(' '),
+    heatmap: Object.entries(document.querySelector('svg[data-view="attention-matrix"]')?.dataset || {})
+        .map(([k, v]) => k + '=' + String(v).slice(0, 80)).join(' '),
+})"""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed and OPEN_PAGES:
+        for k, seen in enumerate(OPEN_PAGES):
+            try:
+                state = seen.page.evaluate(PAGE_STATE)
+            except Exception as exc:  # a crashed or closing page: say so, keep the report
+                state = {"could not read the page": str(exc).splitlines()[0]}
+            lines = [f"{key}: {value}" for key, value in state.items()]
+            lines += ["last console messages:", *seen.console]
+            report.sections.append((f"open page {k + 1} of {len(OPEN_PAGES)}", "\n".join(lines)))
+    return report
 
 
 # Records the MutationObservers watching the whole document, each with the stack that made it;

@@ -49,6 +49,24 @@ def test_the_url_follows_the_state_without_flooding_history(live):
     live.wait_for_function("location.hash === ''")
 
 
+def test_a_fragment_the_reader_sets_wins_over_the_pages_pending_url_update(live):
+    """The address bar follows the state a quarter of a second late; a fragment the reader sets (a
+    pasted link, Back) in that quarter second is what the page then shows, not overwritten by the
+    page's own update (a busy main thread runs both when it is free again)."""
+    live.click("#reset")
+    wait_matrix(live, temperature="1", head="0")
+    fragment_of(live)
+    set_range(live, "#temperature", 1.5)
+    wait_matrix(live, temperature="1.5")
+    assert live.evaluate("window.attentionExplorer.urlPending()"), "the page's own URL update should be pending"
+    wanted = permalink.encode(permalink.decode("h=2&T=0.5")[0])
+    live.evaluate("""h => { const t0 = performance.now(); while (performance.now() - t0 < 400) {}
+        location.hash = h; }""", wanted)
+    wait_matrix(live, temperature="0.5", head="2")
+    state, _ = permalink.decode(fragment_of(live))
+    assert (state.temperature, state.head) == (0.5, 2)
+
+
 def test_a_permalink_restores_exactly_that_view(browser, base_url):
     preset = model.PRESETS[4]
     fragment = (f"s={quote(preset.text)}&q={preset.query}&h=1&T=0.5&dk=4&mask=1&act=swiglu"
