@@ -384,6 +384,25 @@ def scroll_to(page, element_id: str):
         el.scrollIntoView(); }""", element_id)
 
 
+def cut_choices(page, more: dict[str, list[str]] | None = None) -> list[str]:
+    """The choices of the settings card's selects that would show cut off once chosen, one line each:
+    each option's text (and the texts in more, by select id: another layer's heads, say) against the
+    select's content box less the drop-down arrow Chromium draws inside it (~20 px; 24 allowed)."""
+    return page.evaluate("""(more) => {
+        const ctx = document.createElement('canvas').getContext('2d'), cut = [];
+        for (const sel of document.querySelectorAll('#settings-card select')) {
+            const st = getComputedStyle(sel);
+            ctx.font = `${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+            const room = sel.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight) - 24;
+            for (const text of [...[...sel.options].map((o) => o.text), ...(more[sel.id] || [])]) {
+                const w = ctx.measureText(text).width;
+                if (w > room) cut.push(`#${sel.id}: "${text}" needs ${Math.ceil(w)} px, has ${Math.floor(room)}`);
+            }
+        }
+        return cut;
+    }""", more or {})
+
+
 @functools.lru_cache(maxsize=1)
 def _axe_source() -> str:
     """axe-core, pinned and verified by build.py like the runtime (cache only, never shipped in dist/)."""

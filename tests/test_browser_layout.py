@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from attention_explorer.models import designed as model
-from conftest import LAPTOP, SUBPATH, PageProblems, ready_page, wait_ready
+from conftest import LAPTOP, SUBPATH, PageProblems, cut_choices, ready_page, wait_ready
 from test_browser_panels import independent_scores
 from test_browser_skeleton import set_range, wait_matrix
 
@@ -86,6 +86,15 @@ def test_on_a_phone_the_stepper_stays_one_row_and_every_stage_keeps_its_name(pho
         assert page.get_by_role("button", name=f"{k + 1} {name}", exact=True).count() == 1, name
     page.click('.step[data-value="0"]')
     page.wait_for_selector('.step.is-current[data-value="0"]')
+    problems.assert_none()
+
+
+def test_on_a_laptop_every_picker_shows_its_choice_whole(laptop):
+    """At 1280 px each select of the settings card (preset, model, layer, head, activation) shows any of
+    its choices whole once chosen: "Head 1: Corefere…" told a reader less than the head's name."""
+    page, problems = laptop
+    assert page.locator("#settings-card select").count() >= 5
+    assert cut_choices(page) == []
     problems.assert_none()
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import build
 from attention_explorer.models import minilm
-from conftest import PageProblems, open_page, scroll_to, wait_ready
+from conftest import PageProblems, cut_choices, open_page, scroll_to, wait_ready
 from test_browser_skeleton import heatmap_weights, wait_matrix
 
 pytestmark = pytest.mark.browser
@@ -87,6 +87,9 @@ def test_choosing_the_trained_model_shows_its_layers_heads_and_scale(trained):
     assert math.isclose(float(page.input_value("#dk-scale")), 5.5, abs_tol=0.26)  # √32 on the slider's 0.5 grid
     assert "5.7" in page.inner_text("#dk-true")
     assert "MiniLM" in page.inner_text("#model-about")
+    # at 1280 px every picker shows its choice whole, the heads of every layer included
+    every_head = [f"Head {h + 1}: {info.name}" for layer in minilm.MODEL.description.heads for h, info in enumerate(layer)]
+    assert cut_choices(page, {"head": every_head}) == []
     # the preset picker now lists this model's presets and shows one of its options, never a blank box:
     # the preset with this sentence, else the prompt to pick one
     presets = page.eval_on_selector_all("#preset option", "os => os.map(o => o.value)")

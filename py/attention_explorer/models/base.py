@@ -85,6 +85,12 @@ class ModelDescription:
             a[1] == b[0] for a, b in zip(spans, spans[1:])), "regions must tile the residual stream in order"
 
     @property
+    def picker_label(self) -> str:
+        """The name without its size ("Designed model"): the model picker shows this, where the whole
+        name would be cut off; the layer and head pickers show the size."""
+        return self.name.split(" (", 1)[0]
+
+    @property
     def true_dk_scale(self) -> float:
         return float(np.sqrt(self.d_k))
 

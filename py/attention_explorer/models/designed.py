@@ -542,11 +542,11 @@ PRESETS: tuple[Preset, ...] = (
             "both 'cat' and 'dog' fit 'it'. The head prefers the subject, so 'cat' gets the most and "
             "'dog' a visible share. Now pick Head 2 (Verb and its arguments) and click 'chased': it "
             "splits its attention between its subject 'cat' and its object 'dog'.", COREF, "it"),
-    _preset("cat-dogs", "One word changes the answer: number",
+    _preset("cat-dogs", "Singular or plural: 'they' needs 'dogs'",
             "The cat chased the dogs because they were hungry",
             "compare with the previous preset: 'dog' became 'dogs' and 'it' became 'they'. 'they' "
             "needs a plural noun, so the head now skips the subject 'cat' for 'dogs'.", COREF, "they"),
-    _preset("man-mat", "One word changes the answer: person or thing",
+    _preset("man-mat", "A person is not 'it'",
             "The man sat on the mat because it was dirty",
             "'it' cannot stand for a person, so the head passes over 'man' and lands on 'mat'. Change "
             "'man' to 'cat' and it jumps back to the subject: the head reads grammar (animals may be "

@@ -41,7 +41,7 @@ def _options(pairs, selected) -> str:
 def _choice_lists(state, model, models) -> dict:
     """The options of each select whose choices depend on the model: {control id: [(value, label), ...]}."""
     return {
-        "model": [(m.id, m.name) for m in models],
+        "model": [(m.id, m.picker_label) for m in models],
         "layer": [(str(i), f"Layer {i + 1} of {model.n_layers}") for i in range(model.n_layers)],
         "head": [(str(h), f"Head {h + 1}: {info.name}") for h, info in enumerate(model.heads[state.layer])],
         "activation": [(a, ACTIVATION_LABELS[a]) for a in ACTIVATIONS if a in model.activations],
@@ -96,11 +96,11 @@ def render_controls(state, model, models) -> str:
                              for v, label in lists["preset"])
     return f"""
 <form class="controls" id="controls" autocomplete="off" onsubmit="return false">
-  <div class="field">
+  <div class="field field-wide">
     <label for="preset">Preset</label>
     <select id="preset" data-event="preset">{preset_options}</select>
   </div>
-  <div class="field">
+  <div class="field field-wide">
     <label for="model">Model</label>
     <select id="model" data-event="set_model">{model_options}</select>
     <div id="model-download" class="model-download" hidden>
@@ -109,11 +109,11 @@ def render_controls(state, model, models) -> str:
       <button type="button" id="model-retry" hidden>Try again</button>
     </div>
   </div>
-  <div class="field">
+  <div class="field field-wide">
     <label for="layer">Layer</label>
     <select id="layer" data-event="set_layer">{layer_options}</select>
   </div>
-  <div class="field">
+  <div class="field field-wide">
     <label for="head">Head</label>
     <select id="head" data-event="set_head">{head_options}</select>
   </div>
