@@ -411,12 +411,16 @@ def _axe_source() -> str:
     return build.cached_file("axe-core", "axe.min.js").read_text(encoding="utf-8")
 
 
-def axe_violations(page, context: str = "document") -> list[str]:
-    """Every axe-core violation on the page (any impact), one readable line per rule and node."""
+def axe_violations(page, context: str = "document", colours_only: bool = False) -> list[str]:
+    """Every axe-core violation on the page (any impact), one readable line per rule and node.
+    colours_only: only the rules that look at colours (axe's "cat.color" rules that are on by default:
+    colour contrast, links told apart by colour), for the same page in the other colour scheme."""
     if not page.evaluate("typeof window.axe === 'object'"):
         page.add_script_tag(content=_axe_source())
+    only = ("runOnly: { type: 'rule', values: axe._audit.rules"
+            ".filter((r) => r.enabled && r.tags.includes('cat.color')).map((r) => r.id) }, ") if colours_only else ""
     results = page.evaluate(f"""async () => {{
-        const r = await axe.run({context}, {{ resultTypes: ["violations"] }});
+        const r = await axe.run({context}, {{ {only}resultTypes: ["violations"] }});
         return r.violations.map((v) => ({{ id: v.id, impact: v.impact, help: v.help,
             nodes: v.nodes.map((n) => n.target.join(" ") + " :: " + (n.failureSummary || "").split("\\n").slice(1, 2).join("")) }}));
     }}""")
