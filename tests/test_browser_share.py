@@ -109,7 +109,7 @@ def test_hostile_links_are_ignored_with_a_notice_and_never_injected(browser, bas
     assert page.locator('img[src="x"]').count() == 0 and page.locator("script:not([src]):not([type])").count() == 0
     rng = random.Random(7)
     alphabet = "abcdefghijklmnopqrstuvwxyzT=&%#<>\"'()/\\;:+-. 0123456789"
-    for k in range(25):  # random fragments, each through the worker's link decoder in the page
+    for k in range(10):  # random fragments through the worker in the page (test_permalink fuzzes 3,000 in CPython)
         junk = f"{k}" + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80)))
         res = page.evaluate("(h) => attentionExplorer.call('dispatch', {type: 'load_hash', value: h})", junk)
         assert res["message"] == "" and "<" not in res["notice"]
