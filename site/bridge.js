@@ -347,6 +347,7 @@ let lastHover = ""; // the last hover event sent (see hoverEvent)
 const URL_QUIET_MS = 250;
 let hashTimer = 0;
 let pendingHash = null; // "#..." or "" not yet in the address bar, or null
+let shownHash = location.hash; // the fragment as the page last left the address bar, or the reader set it
 function followState(hash) {
   pendingHash = hash ? "#" + hash : "";
   clearTimeout(hashTimer);
@@ -356,7 +357,11 @@ function flushHash() {
   clearTimeout(hashTimer);
   const want = pendingHash;
   pendingHash = null;
+  // A fragment the reader set since (a pasted link, Back) wins: its hashchange event may come after this
+  // (on a busy machine the timer ran first and put the old view back, so the link was never shown).
+  if (location.hash !== shownHash) return;
   if (want !== null && location.hash !== want) history.replaceState(null, "", want || location.pathname + location.search);
+  shownHash = location.hash;
 }
 function currentHash() { flushHash(); return location.hash; }
 function currentHref() { flushHash(); return location.href; }
@@ -639,6 +644,7 @@ if ($("model-retry")) $("model-retry").addEventListener("click", () => { if (ret
 window.addEventListener("hashchange", () => {
   clearTimeout(hashTimer); // the reader's own hash wins over a pending update
   pendingHash = null;
+  shownHash = location.hash;
   send({ type: "load_hash", value: location.hash });
 });
 
