@@ -87,9 +87,12 @@ function restoreFocus(was) {
   target.focus({ preventScroll: true });
 }
 
-// Replies to the page's own bookkeeping (what is on screen, a patch that did not fit): they leave the
-// reader's input messages alone (a message about a bad sentence must not vanish when a panel scrolls in).
+// Replies to the page's own bookkeeping (what is on screen, a patch that did not fit, the reader's last
+// good function run again after a restart): they leave the reader's messages alone (a message about a bad
+// sentence must not vanish when a panel scrolls in, nor the one saying why Python was restarted), unless
+// they bring one of their own.
 const BOOKKEEPING = new Set(["viewport", "redraw"]);
+const isBookkeeping = (event) => Boolean(event && (BOOKKEEPING.has(event.type) || event.restore));
 
 function applyResponse(res, event = null) {
   const was = focusedControl();
@@ -130,7 +133,7 @@ function applyResponse(res, event = null) {
   else if (typeof res.hash === "string") followState(res.hash);
   if (res.focus) bringIntoView(res.focus);
   if (res.notice) notify(res.notice);
-  if (!event || !BOOKKEEPING.has(event.type)) showMessage(res);
+  if (!isBookkeeping(event) || res.message) showMessage(res);
 }
 
 // An input error next to its control (#<field>-message when the control has its own line, else the
@@ -459,7 +462,7 @@ async function restartAfterTimeout(switchedOff = false) {
     statusBox.classList.add("is-ready");
     progress("Python is running again: every change you make is computed live in your browser.", STEPS);
     $("attention-code-message").textContent = said;
-    if (lastRunCode !== null) queue.unshift({ event: { type: "run_code", value: lastRunCode }, done: [] });
+    if (lastRunCode !== null) queue.unshift({ event: { type: "run_code", value: lastRunCode, restore: true }, done: [] });
     reportViewport();
     worker.sync.warm_up().catch((err) => console.warn("warm-up failed", err));
   } catch (err) {
@@ -900,7 +903,8 @@ async function start() {
     workerIsReady();
     // A handle for tests and for curious readers in the console: call the worker's exports.
     globalThis.attentionExplorer = { call: (name, arg) => worker.sync[name](arg), sent: sentLog,
-                                      urlPending: () => pendingHash !== null };
+                                      urlPending: () => pendingHash !== null,
+                                      idle: () => Boolean(worker) && !busy && queue.length === 0 };
     progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";

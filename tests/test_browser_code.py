@@ -118,6 +118,8 @@ def test_an_endless_loop_is_stopped_and_the_page_comes_back(coded):
     page.click("#run-code")
     page.wait_for_function(f"document.querySelector('{MESSAGE}').textContent.includes('more than 2 s')", timeout=10_000)
     wait_ready(page)  # a new worker, started with the last good state
+    # and the last good function run again in it: the message saying why Python restarted stays
+    page.wait_for_function("window.attentionExplorer.idle()")
     assert "more than 2 s" in page.inner_text(MESSAGE)
     back_to_top(page)
     page.select_option("#head", "1")
