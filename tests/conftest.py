@@ -218,9 +218,9 @@ def pytest_runtest_makereport(item, call):
     report = yield
     if report.failed and OPEN_PAGES:
         for k, seen in enumerate(OPEN_PAGES):
-            try:
-                state = seen.page.evaluate(PAGE_STATE)
-            except Exception as exc:  # a crashed or closing page: say so, keep the report
+            try:  # with a time limit: a page whose main thread hangs must not hang the run
+                state = seen.page.wait_for_function(f"({PAGE_STATE})()", timeout=5000, polling=100).json_value()
+            except Exception as exc:  # a crashed, closing or hung page: say so, keep the report
                 state = {"could not read the page": str(exc).splitlines()[0]}
             lines = [f"{key}: {value}" for key, value in state.items()]
             lines += ["last console messages:", *seen.console]
