@@ -120,7 +120,7 @@ function applyResponse(res, event = null) {
   for (const [id, value] of Object.entries(res.values || {})) {
     if (id === "attention-code") { setCodeText(String(value)); continue; } // the editor keeps its caret
     const el = $(id);
-    if (!el || (el.dataset.event && pending.has(el.dataset.event))) continue;
+    if (!el || el === typing || (el.dataset.event && pending.has(el.dataset.event))) continue;
     if (el.type === "checkbox") el.checked = Boolean(value);
     else if (el.type === "text" && el === document.activeElement) continue; // never fight the caret
     // a select whose options were just replaced (another model's presets) may show nothing at all:
@@ -342,6 +342,7 @@ let worker = null;
 let workerIsReady;
 const workerReady = new Promise((resolve) => { workerIsReady = resolve; });
 let busy = false;
+let computing = null; // the event Python is computing now (for a failed test's report)
 let lastHover = ""; // the last hover event sent (see hoverEvent)
 // The URL follows the state (replaceState: moving a slider adds no history entries), once the reader
 // pauses: each replaceState is a same-document navigation, and Chromium then fetches and decodes the
@@ -372,8 +373,22 @@ window.addEventListener("pagehide", flushHash);
 document.addEventListener("visibilitychange", flushHash);
 const queue = [];
 
+// A text box's event waits for a pause in typing (150 ms). The reader's next event sends it first (typed,
+// then clicked: the sentence comes first), and no reply puts the sentence Python has back in the box
+// meanwhile (a stage chosen within 150 ms of the last key did: the typed sentence was lost). The page's
+// own events (what is on screen, a hover's tip) leave the typing alone.
+let typing = null; // the text box whose event waits, or null
+let textTimer = 0;
+function flushTyping() {
+  clearTimeout(textTimer);
+  const el = typing;
+  typing = null;
+  if (el) send(eventFrom(el));
+}
+
 const sentLog = []; // the last events sent (types; ":follow" for the stepper following the scroll), for tests
 function send(event, fromHover = false) {
+  if (typing && event.type !== typing.dataset.event && !fromHover && !isBookkeeping(event)) flushTyping();
   if (!fromHover) lastHover = ""; // any other event may change what a hover would choose
   sentLog.push(event.type + (event.follow ? ":follow" : ""));
   if (sentLog.length > 100) sentLog.shift();
@@ -391,6 +406,7 @@ async function pump() {
   if (busy || !worker || queue.length === 0) return;
   busy = true;
   const { event, done } = queue.shift();
+  computing = event;
   try {
     // the reader's code runs on a Run, and on every later change while it is in use: both are limited
     const limited = event.type === "run_code" || lastRunCode !== null;
@@ -412,6 +428,7 @@ async function pump() {
       + String(err.message || err).split("\n").filter(Boolean).pop() + ")";
   } finally {
     busy = false;
+    computing = null;
     done.forEach((resolve) => resolve());
     pump();
   }
@@ -519,7 +536,6 @@ function eventFrom(el) {
   return event;
 }
 
-let textTimer = 0;
 // A cell of a grid whose group names an event (data-cell-event, e.g. the heatmap's pick_cell "i,j").
 function cellEvent(target) {
   const group = target.closest && target.closest("[data-cell-event]");
@@ -549,8 +565,9 @@ document.addEventListener("input", (e) => {
   const el = e.target.closest("[data-event]");
   if (!el || el.type === "checkbox" || el.tagName === "SELECT") return;
   if (el.type === "text") {
-    clearTimeout(textTimer); // wait for a pause in typing
-    textTimer = setTimeout(() => send(eventFrom(el)), 150);
+    clearTimeout(textTimer); // wait for a pause in typing (see flushTyping)
+    typing = el;
+    textTimer = setTimeout(flushTyping, 150);
   } else {
     send(eventFrom(el));
   }
@@ -904,7 +921,9 @@ async function start() {
     // A handle for tests and for curious readers in the console: call the worker's exports.
     globalThis.attentionExplorer = { call: (name, arg) => worker.sync[name](arg), sent: sentLog,
                                       urlPending: () => pendingHash !== null,
-                                      idle: () => Boolean(worker) && !busy && queue.length === 0 };
+                                      idle: () => Boolean(worker) && !busy && queue.length === 0,
+                                      waiting: () => ({ computing: computing && computing.type,
+                                                        queued: queue.map((q) => q.event.type) }) };
     progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";

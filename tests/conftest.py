@@ -208,6 +208,7 @@ PAGE_STATE = """() => ({
     viewport: innerWidth + 'x' + innerHeight, focused: document.activeElement?.outerHTML.slice(0, 120),
     message: document.getElementById('input-message')?.textContent,
     sent: (globalThis.attentionExplorer?.sent || []).slice(-20).join(' '),
+    waiting: JSON.stringify(globalThis.attentionExplorer?.waiting?.()),
     heatmap: Object.entries(document.querySelector('svg[data-view="attention-matrix"]')?.dataset || {})
         .map(([k, v]) => k + '=' + String(v).slice(0, 80)).join(' '),
 })"""

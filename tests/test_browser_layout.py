@@ -62,6 +62,8 @@ def test_a_figure_that_scrolls_sideways_says_so(phone):
         assert ("Scroll sideways" in cue) == wide, cue
     assert wide, "20 words fit a 360 px screen: this test no longer shows the cue"
     page.fill("#tokens", model.DEFAULT_TEXT)
+    page.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length"
+                           f" === {len(model.DEFAULT_TEXT.split()) + 1}")
     problems.assert_none()
 
 

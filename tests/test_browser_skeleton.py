@@ -7,6 +7,7 @@ written out in the test.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 import urllib.request
@@ -18,6 +19,8 @@ from attention_explorer.models import designed as model
 from attention_explorer import tokens as tok
 
 pytestmark = pytest.mark.browser
+
+MATRIX = 'svg[data-view="attention-matrix"]'
 
 
 def model_tokens(text: str) -> list[str]:
@@ -165,6 +168,34 @@ def test_typing_a_sentence_recomputes_and_bad_input_keeps_the_last_picture(live)
     assert live.inner_html('[data-panel="attention-matrix"]') == good
     live.fill("#tokens", model.DEFAULT_TEXT)
     live.wait_for_function("document.getElementById('input-message').textContent === ''")
+
+
+def test_a_sentence_typed_just_before_another_change_is_kept(live):
+    """The sentence is sent once typing pauses (150 ms). A slider moved within that pause sends it first,
+    and the reply to the slider does not put the old sentence back in the box (it did, and the typed
+    sentence was lost; seen when a stage was chosen right after typing). The pause's timer is held here
+    until the slider's reply is in, so the order does not depend on the machine's speed."""
+    text = "Dogs bark loudly ."
+    live.evaluate("""() => { window.__heldTimers = []; const plain = window.setTimeout;
+        window.__plainSetTimeout = plain;
+        window.setTimeout = (f, ms, ...args) => ms === 150 ? (window.__heldTimers.push(f), -1) : plain(f, ms, ...args); }""")
+    try:
+        live.fill("#tokens", text)
+        live.focus("#temperature")
+        live.keyboard.press("ArrowRight")
+        wait_matrix(live, temperature="1.05")
+        live.wait_for_function("attentionExplorer.idle()")
+        assert live.input_value("#tokens") == text, "a reply put another sentence in the box"
+    finally:
+        live.evaluate("() => { window.setTimeout = window.__plainSetTimeout; window.__heldTimers.splice(0).forEach((f) => f()); }")
+    live.wait_for_function("attentionExplorer.idle()")
+    assert json.loads(live.get_attribute(MATRIX, "data-tokens")) == model_tokens(text)
+    assert live.input_value("#tokens") == text
+    live.fill("#tokens", model.DEFAULT_TEXT)
+    set_range(live, "#temperature", 1.0)
+    wait_matrix(live, temperature="1")
+    live.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length === "
+                           f"{len(model_tokens(model.DEFAULT_TEXT))}")
 
 
 @pytest.mark.parametrize("missing,named", [("**/pyodide.asm.wasm", "pyodide.asm.wasm"),
