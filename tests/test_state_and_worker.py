@@ -187,6 +187,51 @@ def test_worker_dispatch_returns_only_changed_panels():
     assert res["values"]["temperature"] == "2"
 
 
+def _worker_snapshot():
+    return (worker._state, set(worker._live), set(worker._stale), worker._form_sent, worker._visible)
+
+
+def test_warm_up_rehearses_slider_moves_without_changing_anything_the_page_sees(monkeypatch):
+    """The rehearsal (page.rehearse) computes the patches and panels of slider moves from the state, as
+    many as its time allows, and throws them away: the worker's state and bookkeeping stay, and the
+    reply to the reader's first move is the one it would be without the rehearsal."""
+    on_screen = ["token-chips", "query-why", "preset-info", "head-info", "attention-matrix", "stepper", "stage-detail"]
+    worker.boot("", "page")
+    worker.dispatch({"type": "viewport", "value": on_screen})
+    worker.dispatch({"type": "set_temperature", "value": "1.5"})  # the heatmap now drawn live: a move patches it
+    untouched = worker.dispatch({"type": "set_temperature", "value": "0.7"})
+
+    worker.boot("", "page")
+    worker.dispatch({"type": "viewport", "value": on_screen})
+    worker.dispatch({"type": "set_temperature", "value": "1.5"})
+    before = _worker_snapshot()
+    rehearsed = []
+    real_patches = page.render_patches
+    monkeypatch.setattr(page, "render_patches", lambda s, only: rehearsed.append((s, set(only))) or real_patches(s, only))
+    worker.warm_up()
+    assert _worker_snapshot() == before
+    assert len(rehearsed) == len(page.REHEARSAL_MOVES), "CPython rehearses every move well within the time limit"
+    assert all(only_ == {"attention-matrix"} for _, only_ in rehearsed), "a move patches the heatmap on screen"
+    assert {(s.temperature, s.dk_scale) for s, _ in rehearsed} == {
+        (t, 8.0 * k) for t, k in page.REHEARSAL_MOVES}, "the moves are slider positions around the state's"
+    assert all(dataclasses.replace(s, temperature=1.5, dk_scale=8.0) == before[0] for s, _ in rehearsed)
+    assert worker.dispatch({"type": "set_temperature", "value": "0.7"}) == untouched
+
+
+def test_the_rehearsal_stops_at_its_time_limit_and_never_runs_the_readers_function(monkeypatch):
+    calls = []
+    monkeypatch.setattr(page, "render_patches", lambda s, only: calls.append(s))
+    monkeypatch.setattr(page, "render_panels", lambda s, only=None, live=False: calls.append(s) or {})
+    monkeypatch.setattr(page, "REHEARSAL_SECONDS", -1.0)
+    page.rehearse(st.State(), None)
+    assert calls == []
+    monkeypatch.setattr(page, "REHEARSAL_SECONDS", 60.0)
+    page.rehearse(dataclasses.replace(st.State(), code="def attention(q, k, v): pass", custom=True), None)
+    assert calls == []
+    page.rehearse(st.State(), None)
+    assert len(calls) == 2 * len(page.REHEARSAL_MOVES)
+
+
 def test_worker_bad_input_changes_nothing_and_says_why():
     worker.boot()
     before = worker._state

@@ -60,6 +60,42 @@ def warm_up() -> None:
     import difflib  # noqa: F401  (state and head_patterns import it where they use it: ready before a reader types)
 
 
+# Slider positions a rehearsal computes (temperature, √d_k scale as a multiple of the state's): a few, so
+# that each part of a move runs often enough for the browser to optimise it.
+REHEARSAL_MOVES = tuple((t, s) for t in (0.6, 0.8, 1.25, 1.6, 2.2) for s in (1.0, 0.75))
+REHEARSAL_SECONDS = 0.15  # at most: a reader's event that comes meanwhile waits for it
+
+
+def rehearse(state: st.State, on_screen: Optional[set]) -> None:
+    """Compute what slider moves from `state` would send, and throw it away (`state` stays as it is).
+
+    The worker's first idle moment, after `ready`: Chromium compiles hot WebAssembly functions (the
+    interpreter's and NumPy's parts a move runs) with its optimising compiler only once they have run
+    for a while. Without a rehearsal that happened during the reader's first moves of a slider: ~0.4 s
+    of compiling on the two cores, in the first half-dozen moves (traced), which were then the slowest.
+    on_screen: the panels on or near the screen (None: all); only those are drawn, as in a real move.
+    """
+    import time
+
+    from . import permalink
+
+    if state.custom:
+        return  # never run the reader's function unasked (it may be what made Python restart)
+    lo, hi = BY_NAME["dk_scale"].limits
+    deadline = time.perf_counter() + REHEARSAL_SECONDS
+    for temperature, scale in REHEARSAL_MOVES:
+        if time.perf_counter() > deadline:
+            break  # a big model's moves are slow: the reader's first event must not wait long
+        moved = dataclasses.replace(state, temperature=temperature,
+                                    dk_scale=min(max(state.dk_scale * scale, lo), hi))
+        due = {p for p in panels_to_redraw(state, moved)
+               if on_screen is None or p in on_screen or p in ALWAYS_DRAWN}
+        numbers = {p for p in due if patchable(p, state, moved)}
+        render_patches(moved, numbers)
+        render_panels(moved, only=due - numbers, live=True)
+        control_values(moved), model_form(moved), permalink.encode(moved)
+
+
 @dataclass(frozen=True)
 class Panel:
     render: Callable  # (state, computed) -> markup

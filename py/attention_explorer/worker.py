@@ -8,7 +8,7 @@ browser; everything it calls is pure and tested in CPython.
     load_numpy(spec)             -> NumPy version (loads NumPy from Pyodide's lock file; meanwhile
                                     fetches our start-up modules: {"modules", "base"})
     boot(fragment, mode)         -> response      (first render; state from the URL fragment)
-    warm_up()                    -> None          (load the views start-up left for later)
+    warm_up()                    -> None          (load the views start-up left for later, rehearse a slider)
     dispatch(event)              -> response      (event: {"type": ..., "value": ...})
     tip(ref)                     -> str           (a heatmap cell's or LayerNorm dimension's tip, left out of live markup)
     export_data(kind)            -> {"filename", "mime", "text"}   (kind: "csv" | "json")
@@ -151,10 +151,13 @@ def boot(fragment="", mode="page"):
 
 
 def warm_up():
-    """Load what start-up left for later (page.warm_up): called by the bridge once the page is ready."""
+    """Load what start-up left for later (page.warm_up) and rehearse a slider's moves (page.rehearse):
+    called by the bridge once the page is ready. Nothing the page shows changes."""
     from attention_explorer import page
 
     page.warm_up()
+    if _state is not None and _mode == "page":
+        page.rehearse(_state, _visible)
 
 
 def dispatch(event):
