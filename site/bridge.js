@@ -281,7 +281,7 @@ function scrollBelowStepper(el, behavior) {
 // scroll to a chosen stage (its section may stop below the line at the end of the page): that one is
 // current. Nor after a scroll nobody asked for (scroll anchoring as panels appear above, a host page's
 // or a script's scrolling): only the reader's wheel, touch, pointer or keys move the stepper.
-let ownTarget = null, ownSince = 0, ownTries = 0;
+let ownTarget = null, ownSince = 0, ownTries = 0; // the page's own scroll: its target, start, corrections made
 let readerScrolled = false; // wheel, touch, pointer or a scrolling key since the last scroll settled
 for (const type of ["wheel", "touchmove"]) {
   window.addEventListener(type, () => { readerScrolled = true; }, { passive: true });
@@ -290,8 +290,13 @@ for (const type of ["wheel", "touchmove"]) {
 // it took the end of the page's own scroll, still running from a stage chosen before, for the reader's
 // (clicking Reset meanwhile left the stepper on the stage that scroll happened to end at)
 const CONTROLS = "button, input, select, textarea, a, summary, label, [data-event], [tabindex]";
+// Nor does the page correct its own scroll once the reader has pressed anything: a correction jump
+// between a press and its release moves the control away from under the pointer, and the click is lost
+// (traced: a stage chosen while the scroll to the one chosen before was still running, at 360 px where
+// the stepper is not yet sticky; the press landed on one button, the release on a formula below it).
 window.addEventListener("pointerdown", (e) => {
   if (!(e.target instanceof Element && e.target.closest(CONTROLS))) readerScrolled = true;
+  ownTries = Infinity;
 }, { passive: true });
 window.addEventListener("keydown", (e) => {
   if (["PageUp", "PageDown", "Home", "End", "ArrowUp", "ArrowDown", " ", "Tab"].includes(e.key)

@@ -152,3 +152,31 @@ def test_pressing_a_control_is_not_taken_for_the_reader_scrolling(page):
     page.dispatch_event('[data-panel="layernorm"] p', "pointerdown")  # on text: the reader may be scrolling
     _script_scroll(page, 5)
     page.wait_for_selector('.stepper .step[data-value="4"][aria-current="step"]')
+
+
+def test_a_press_while_the_page_scrolls_to_a_stage_is_never_moved_from_under_the_pointer(page):
+    """The page finishes its own scroll to a chosen stage when panels drawn above moved the section (a
+    correction jump once the scroll ends short). Not once the reader has pressed something: the jump
+    between press and release took the control from under the pointer and the click was lost (seen on a
+    phone-sized page, a stage chosen while the scroll to the one before still ran). Here the page's
+    scroll is cut short by a script right after a press, and the page must stay where it was left."""
+    _scrolled_by_hand(page, "stage-input")
+    page.wait_for_selector('.stepper .step[data-value="0"][aria-current="step"]')
+    start = page.evaluate("scrollY")
+    page.locator('.step[data-value="5"]').click()  # a long smooth scroll to the FFN section
+    page.wait_for_function(f"scrollY > {start + 40}")  # the page's own scroll is under way
+    left_at = page.evaluate("""() => new Promise((resolve) => {
+        document.getElementById('temperature').dispatchEvent(new PointerEvent('pointerdown', { bubbles: true }));
+        window.scrollTo({ top: scrollY + 10, behavior: 'instant' });
+        const left = [scrollY, document.getElementById('stage-ffn').getBoundingClientRect().top];
+        window.addEventListener('scrollend', () => requestAnimationFrame(() => requestAnimationFrame(
+            () => resolve(left))), { once: true }); })""")
+    _scrolling_stopped(page)
+    y, ffn_top = left_at
+    assert ffn_top > page.viewport_size["height"], "this test no longer cuts the page's scroll short"
+    # panels appearing above may shift the page a little (scroll anchoring); a jump brings the FFN up
+    moved = page.evaluate("scrollY") - y
+    ffn_top = page.evaluate("document.getElementById('stage-ffn').getBoundingClientRect().top")
+    assert abs(moved) < 100 and ffn_top > page.viewport_size["height"], \
+        f"the page moved {moved} px after the reader pressed a control (the FFN section's top now {ffn_top})"
+    assert page.get_attribute('.stepper [aria-current="step"]', "data-value") == "5"
