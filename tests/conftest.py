@@ -4,7 +4,9 @@ Browser tests drive Debian's Chromium through Playwright against dist/ built by
 build.py and served on 127.0.0.1 under a sub-path (as GitHub Pages serves a
 project site), with the real Pyodide and NumPy. Every page the fixtures open
 records console errors, page errors and any request to another host; a test
-fails if any happened.
+fails if any happened. Most pages open in one on-disk profile per test process
+(`profile`: storage cleared, compiled WebAssembly kept); tests of a first
+visit's downloads and of failed requests use fresh contexts (`browser`).
 """
 from __future__ import annotations
 
@@ -155,15 +157,51 @@ def base_url(server):
 
 
 @pytest.fixture(scope="session")
-def browser():
+def _playwright():
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}: run `bash .ci/run` or `apt-get install -y chromium`")
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(_playwright):
+    """Chromium whose contexts each start with nothing stored: for tests of what a first visit
+    downloads and stores (the trained model), or that intercept requests."""
+    b = _playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+class Profile:
+    """A Chromium profile on disk whose pages open_page opens with the site's storage cleared (what the
+    page stores: the trained model's files in Cache Storage) but the HTTP cache kept. Chromium keeps
+    the WebAssembly it compiled for Pyodide beside the cached files, so a page load after the first
+    skips the ~5 s of CPU that compiling it takes on these two cores (measured: ~14.5 s of machine CPU
+    a cold load, ~8 s a warm one). What a first visit does is tested on `browser`."""
+
+    def __init__(self, context):
+        self.context = context
+
+
+@pytest.fixture(scope="session")
+def profile(_playwright, tmp_path_factory):
+    context = _playwright.chromium.launch_persistent_context(
+        tmp_path_factory.mktemp("chromium-profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield Profile(context)
+    context.close()
+
+
+class PageOnly:
+    """open_page's handle for a page of a Profile: closing it closes the page (the profile stays)."""
+
+    def __init__(self, page):
+        self.page = page
+
+    def close(self):
+        self.page.close()
 
 
 class PageProblems:
@@ -247,14 +285,26 @@ OBSERVER_PROBE = """(() => {
 })();"""
 
 
-def open_page(browser, url: str, *, viewport=None, color_scheme="light", allowed_origins=None):
-    """A new context + page at url with problem tracking; returns (context, page, problems)."""
-    origin = url.split("/", 3)
-    allowed = allowed_origins or ("/".join(origin[:3]) + "/",)
-    context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900},
-                                  color_scheme=color_scheme)
-    context.add_init_script(OBSERVER_PROBE)
-    page = context.new_page()
+def open_page(where, url: str, *, viewport=None, color_scheme="light", allowed_origins=None):
+    """A new page at url with problem tracking, in a new context of `where` (a browser) or in `where`
+    (a Profile, with the url's site storage cleared first); returns (a handle to close, page, problems)."""
+    origin = "/".join(url.split("/", 3)[:3])
+    allowed = allowed_origins or (origin + "/",)
+    size = viewport or {"width": 1280, "height": 900}
+    if isinstance(where, Profile):
+        page = where.context.new_page()
+        cdp = where.context.new_cdp_session(page)
+        cdp.send("Storage.clearDataForOrigin",
+                 {"origin": origin, "storageTypes": "cache_storage,indexeddb,local_storage,service_workers,cookies"})
+        cdp.detach()
+        page.set_viewport_size(size)
+        page.emulate_media(color_scheme=color_scheme)
+        page.add_init_script(OBSERVER_PROBE)
+        context = PageOnly(page)
+    else:
+        context = where.new_context(viewport=size, color_scheme=color_scheme)
+        context.add_init_script(OBSERVER_PROBE)
+        page = context.new_page()
     problems = PageProblems(page, allowed)
     page.goto(url)
     return context, page, problems
@@ -280,9 +330,9 @@ LAPTOP = {"width": 1280, "height": 800}
 # gets the page back at the top, in the default view (back_to_default).
 
 
-def ready_page(browser, base_url, viewport):
-    """Yields (page, problems) of a new page loaded and ready in that window; closes it after."""
-    context, page, problems = open_page(browser, base_url, viewport=viewport)
+def ready_page(where, base_url, viewport):
+    """Yields (page, problems) of a new page (open_page) loaded and ready in that window; closes it after."""
+    context, page, problems = open_page(where, base_url, viewport=viewport)
     try:
         wait_ready(page)
         yield page, problems
@@ -291,13 +341,13 @@ def ready_page(browser, base_url, viewport):
 
 
 @pytest.fixture(scope="session")
-def _tall_page(browser, base_url):
-    yield from ready_page(browser, base_url, TALL)
+def _tall_page(profile, base_url):
+    yield from ready_page(profile, base_url, TALL)
 
 
 @pytest.fixture(scope="session")
-def _laptop_page(browser, base_url):
-    yield from ready_page(browser, base_url, LAPTOP)
+def _laptop_page(profile, base_url):
+    yield from ready_page(profile, base_url, LAPTOP)
 
 
 @pytest.fixture(scope="module")

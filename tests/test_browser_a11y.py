@@ -62,9 +62,9 @@ def _research(page, fragment: str, model: str, when: str):
 ALL = [(1280, "light"), (1280, "dark"), (360, "light"), (360, "dark")]
 
 
-def test_no_axe_violations_at_ready_and_after_interactions(browser, base_url):
+def test_no_axe_violations_at_ready_and_after_interactions(profile, base_url):
     # a tall window: every panel is drawn (the page defers panels far off screen)
-    context, page, problems = open_page(browser, base_url, viewport={"width": 1280, "height": 9000})
+    context, page, problems = open_page(profile, base_url, viewport={"width": 1280, "height": 9000})
     try:
         wait_ready(page)
         _looks(page, "at ready", ALL)

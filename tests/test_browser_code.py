@@ -23,8 +23,8 @@ MESSAGE = "#attention-code-message"
 
 
 @pytest.fixture(scope="module")
-def coded(browser, base_url):
-    context, page, problems = open_page(browser, base_url, viewport={"width": 1280, "height": 900})
+def coded(profile, base_url):
+    context, page, problems = open_page(profile, base_url, viewport={"width": 1280, "height": 900})
     wait_ready(page)
     yield page, problems
     context.close()
@@ -151,10 +151,10 @@ def test_a_function_that_hangs_on_a_later_change_is_switched_off(coded):
     problems.assert_none()
 
 
-def test_a_link_with_code_shows_it_and_runs_nothing(browser, base_url):
+def test_a_link_with_code_shows_it_and_runs_nothing(profile, base_url):
     code = NO_SCALING.replace("# ", "# from a link: ")
     fragment = permalink.encode(st.apply_event(st.State(), {"type": "run_code", "value": code}))
-    context, page, problems = open_page(browser, base_url + "#" + fragment, viewport={"width": 1280, "height": 900})
+    context, page, problems = open_page(profile, base_url + "#" + fragment, viewport={"width": 1280, "height": 900})
     try:
         wait_ready(page)
         assert page.input_value("#attention-code") == code

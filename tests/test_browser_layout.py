@@ -20,9 +20,9 @@ PHONE = {"width": 360, "height": 740}
 
 
 @pytest.fixture(scope="module")
-def phone(browser, base_url):
+def phone(profile, base_url):
     """A page loaded at 360×740 and ready: (page, problems)."""
-    yield from ready_page(browser, base_url, PHONE)
+    yield from ready_page(profile, base_url, PHONE)
 
 
 def _layout(page) -> dict:

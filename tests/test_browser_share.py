@@ -74,11 +74,11 @@ def test_a_fragment_the_reader_sets_wins_over_the_pages_pending_url_update(live)
     assert (state.temperature, state.head) == (0.5, 2)
 
 
-def test_a_permalink_restores_exactly_that_view(browser, base_url):
+def test_a_permalink_restores_exactly_that_view(profile, base_url):
     preset = model.PRESETS[4]
     fragment = (f"s={quote(preset.text)}&q={preset.query}&h=1&T=0.5&dk=4&mask=1&act=swiglu"
                 f"&stage=3&all=1&ddk=128&panel=routing")
-    context, page, problems = open_page(browser, base_url + "#" + fragment)
+    context, page, problems = open_page(profile, base_url + "#" + fragment)
     wait_ready(page)
     wait_matrix(page, head="1", temperature="0.5", dkScale="4", query=str(preset.query))
     assert page.input_value("#tokens") == preset.text
@@ -103,9 +103,9 @@ def test_a_permalink_restores_exactly_that_view(browser, base_url):
     context.close()
 
 
-def test_hostile_links_are_ignored_with_a_notice_and_never_injected(browser, base_url):
+def test_hostile_links_are_ignored_with_a_notice_and_never_injected(profile, base_url):
     hostile = "s=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E%22%27&T=abc&h=99&panel=%3Cscript%3E&zzz=1"
-    context, page, problems = open_page(browser, base_url + "#" + hostile, viewport=TALL)
+    context, page, problems = open_page(profile, base_url + "#" + hostile, viewport=TALL)
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     wait_ready(page)
@@ -152,7 +152,7 @@ def test_link_button_gives_the_current_url_naming_the_panel(live):
     live.wait_for_function("location.hash === ''")
 
 
-def test_an_embed_snippet_works_in_a_page_from_another_origin(live, browser, base_url, tmp_path):
+def test_an_embed_snippet_works_in_a_page_from_another_origin(live, profile, base_url, tmp_path):
     """Copy the snippet from the page, paste it twice (two views) into a plain HTML page served
     from another port: both frames become ready, size themselves, and keep separate state."""
     live.click("#reset")
@@ -171,7 +171,7 @@ def test_an_embed_snippet_works_in_a_page_from_another_origin(live, browser, bas
     host = serve_folder(tmp_path, handler=__import__("http.server").server.SimpleHTTPRequestHandler)
     host_origin = f"http://127.0.0.1:{host.server_address[1]}/"
     bundle_origin = base_url.split("/attention-explorer/")[0] + "/"
-    context, page, problems = open_page(browser, host_origin + "post.html",
+    context, page, problems = open_page(profile, host_origin + "post.html",
                                         allowed_origins=(host_origin, bundle_origin))
     page.wait_for_function("[...document.querySelectorAll('iframe')].length === 2")
     for index in range(2):  # lazy iframes: wait until each has its document
