@@ -449,6 +449,9 @@ def print_series(parts, last, budget=None):
 
     line("slider -> heatmap on screen, next frame", total, f"   max {max(total):6.1f} ms" + (
         f"   budget p95 <= {budget} ms: {met(p95(total) <= budget)}" if budget else ""))
+    # which moves were slowest: the first few (work left from start-up) or anywhere (the machine)
+    slowest = sorted(range(len(total)), key=lambda k: -total[k])[:3]
+    print(f"      {'slowest moves (1 = the first):':44s} " + ", ".join(f"#{k + 1} {total[k]:.1f} ms" for k in slowest))
     line("  event -> the worker's reply is swapped in", reply)
     line("  innerHTML assignments (parse, build DOM)", html)
     line("  rest of that task (forced style, observers)", [s - r - h for s, r, h in zip(swap, reply, html)])

@@ -926,9 +926,10 @@ async function start() {
     // A handle for tests and for curious readers in the console: call the worker's exports.
     globalThis.attentionExplorer = { call: (name, arg) => worker.sync[name](arg), sent: sentLog,
                                       urlPending: () => pendingHash !== null,
-                                      idle: () => Boolean(worker) && !busy && queue.length === 0,
+                                      idle: () => Boolean(worker) && !busy && queue.length === 0 && !typing,
                                       waiting: () => ({ computing: computing && computing.type,
-                                                        queued: queue.map((q) => q.event.type) }) };
+                                                        queued: queue.map((q) => q.event.type),
+                                                        typing: Boolean(typing) }) };
     progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";
