@@ -32,14 +32,40 @@ def _looks(page, when: str, combos, context: str = "document"):
         assert not found, f"axe-core found violations {when} at {width} px, {scheme}:\n" + "\n".join(found)
 
 
+# What a dark-scheme block may set: colours (custom properties holding one, colour properties); nothing
+# that moves a box.
+COLOUR_ONLY = re.compile(r"--[a-z-]+:\s*(#[0-9a-f]{6}|rgba\([\d., ]+\))"
+                         r"|(color|background|background-color|border(-[a-z]+)?-color):\s*(#[0-9a-f]{3,6}|var\(--[a-z-]+\))")
+
+
+def _dark_blocks(css: str) -> list[str]:
+    """The text inside each `@media (prefers-color-scheme: dark) { ... }` (nested braces included)."""
+    blocks, start = [], 0
+    while (at := css.find("@media (prefers-color-scheme: dark)", start)) >= 0:
+        depth, k = 0, css.index("{", at)
+        for k in range(k, len(css)):
+            depth += {"{": 1, "}": -1}.get(css[k], 0)
+            if depth == 0:
+                break
+        blocks.append(css[css.index("{", at) + 1:k])
+        start = k
+    return blocks
+
+
 def test_the_dark_scheme_changes_colours_only():
-    """What _looks relies on: the dark scheme's block in style.css sets colour custom properties and
-    nothing else (a layout rule added there would need every axe rule in both schemes again)."""
-    css = (Path(__file__).resolve().parents[1] / "site" / "style.css").read_text(encoding="utf-8")
-    blocks = re.findall(r"@media \(prefers-color-scheme: dark\) \{\s*:root \{([^}]*)\}\s*\}", css)
-    assert len(blocks) == 1 and css.count("prefers-color-scheme") == len(blocks) + 1  # + the comment
-    declarations = [d.strip() for d in blocks[0].split(";") if d.strip()]
-    assert declarations and all(re.fullmatch(r"--[a-z-]+:\s*#[0-9a-f]{6}", d) for d in declarations), declarations
+    """What _looks relies on: the dark scheme's blocks (style.css and site/css/) set colours and nothing
+    else (a layout rule added there would need every axe rule in both schemes again)."""
+    site = Path(__file__).resolve().parents[1] / "site"
+    declarations = []
+    for path in (site / "style.css", *sorted((site / "css").glob("*.css"))):
+        css = re.sub(r"/\*.*?\*/", "", path.read_text(encoding="utf-8"), flags=re.S)
+        blocks = _dark_blocks(css)
+        assert css.count("prefers-color-scheme") == len(blocks), f"{path.name}: a dark block written otherwise"
+        declarations += [(path.name, d.strip()) for block in blocks for rule in re.findall(r"\{([^{}]*)\}", block)
+                         for d in rule.split(";") if d.strip()]
+    assert len(declarations) > 10
+    others = [x for x in declarations if not COLOUR_ONLY.fullmatch(x[1])]
+    assert not others, f"dark-scheme rules that are not colours: {others}"
 
 
 RESEARCH = ("head-grid", "aggregates", "ablation", "pair")
