@@ -346,8 +346,7 @@ function followStage() {
 let worker = null;
 let workerIsReady;
 const workerReady = new Promise((resolve) => { workerIsReady = resolve; });
-let busy = false;
-let computing = null; // the event Python is computing now (for a failed test's report)
+let computing = null; // the event Python is computing now (one at a time), or null
 let lastHover = ""; // the last hover event sent (see hoverEvent)
 // The URL follows the state (replaceState: moving a slider adds no history entries), once the reader
 // pauses: each replaceState is a same-document navigation, and Chromium then fetches and decodes the
@@ -408,8 +407,7 @@ function send(event, fromHover = false) {
 }
 
 async function pump() {
-  if (busy || !worker || queue.length === 0) return;
-  busy = true;
+  if (computing || !worker || queue.length === 0) return;
   const { event, done } = queue.shift();
   computing = event;
   try {
@@ -425,14 +423,13 @@ async function pump() {
       // later change (a slider, a sentence): it is switched off, or the restart would hang again
       const culprit = event.type !== "run_code";
       if (culprit) lastRunCode = null;
-      await restartAfterTimeout(culprit);
+      await restartAfterTimeout(culprit); // events wait meanwhile; the next one goes below
       return;
     }
     console.warn("dispatch failed", err);
     $("input-message").textContent = "Something went wrong computing that view; the last good picture stays. ("
       + String(err.message || err).split("\n").filter(Boolean).pop() + ")";
   } finally {
-    busy = false;
     computing = null;
     done.forEach((resolve) => resolve());
     pump();
@@ -490,9 +487,6 @@ async function restartAfterTimeout(switchedOff = false) {
   } catch (err) {
     console.warn("restart failed", err);
     fail("Python could not be started again; reload the page. (" + String(err.message || err).split("\n")[0] + ")");
-  } finally {
-    busy = false;
-    pump();
   }
 }
 
@@ -926,7 +920,7 @@ async function start() {
     // A handle for tests and for curious readers in the console: call the worker's exports.
     globalThis.attentionExplorer = { call: (name, arg) => worker.sync[name](arg), sent: sentLog,
                                       urlPending: () => pendingHash !== null,
-                                      idle: () => Boolean(worker) && !busy && queue.length === 0 && !typing,
+                                      idle: () => Boolean(worker) && !computing && queue.length === 0 && !typing,
                                       waiting: () => ({ computing: computing && computing.type,
                                                         queued: queue.map((q) => q.event.type),
                                                         typing: Boolean(typing) }) };

@@ -93,7 +93,8 @@ def rehearse(state: st.State, on_screen: Optional[set]) -> None:
         numbers = {p for p in due if patchable(p, state, moved)}
         render_patches(moved, numbers)
         render_panels(moved, only=due - numbers, live=True)
-        control_values(moved), model_form(moved), permalink.encode(moved)
+        for rest_of_reply in (control_values, model_form, permalink.encode):
+            rest_of_reply(moved)
 
 
 @dataclass(frozen=True)
