@@ -204,6 +204,28 @@ function applyPatch(panel, ops) {
   return true;
 }
 
+// Once ready: the views start-up left for later, and the rehearsals. A failure is a bug of ours (an
+// error), unless that worker was stopped meanwhile (a restart).
+let warming = null; // the warm-up in flight (attentionExplorer.waiting() shows it)
+function warmUp(w) {
+  const call = w.sync.warm_up().then(rehearsePatches)
+    .catch((err) => (w === worker ? console.error : console.warn)("warm-up failed", err))
+    .finally(() => { if (warming === call) warming = null; });
+  warming = call;
+}
+
+// The worker's warm-up hands back its rehearsal's last slider move as patches (page.rehearse): applied
+// here to copies of the panels that never join the page, so that V8 has compiled applyPatch before the
+// reader's first move (cold, it cost that move ~5 ms more, traced). Nothing on the page changes.
+function rehearsePatches(patches) {
+  for (const [id, ops] of Object.entries(patches || {})) {
+    const el = document.querySelector(`[data-panel="${id}"]`);
+    if (!el) continue;
+    const copy = el.cloneNode(true);
+    for (let k = 0; k < 3; k++) applyPatch(copy, ops);
+  }
+}
+
 // The panels below the first screen come pre-rendered in prerendered.json (build.py), not in the page:
 // each holds an empty <template data-prerendered> until it comes near the viewport (see the viewport
 // observer), and that template is gone once Python has drawn the panel.
@@ -483,7 +505,7 @@ async function restartAfterTimeout(switchedOff = false) {
     $("attention-code-message").textContent = said;
     if (lastRunCode !== null) queue.unshift({ event: { type: "run_code", value: lastRunCode, restore: true }, done: [] });
     reportViewport();
-    worker.sync.warm_up().catch((err) => console.warn("warm-up failed", err));
+    warmUp(worker);
   } catch (err) {
     console.warn("restart failed", err);
     fail("Python could not be started again; reload the page. (" + String(err.message || err).split("\n")[0] + ")");
@@ -923,13 +945,13 @@ async function start() {
                                       idle: () => Boolean(worker) && !computing && queue.length === 0 && !typing,
                                       waiting: () => ({ computing: computing && computing.type,
                                                         queued: queue.map((q) => q.event.type),
-                                                        typing: Boolean(typing) }) };
+                                                        typing: Boolean(typing), warming: Boolean(warming) }) };
     progress("Python is running: every change you make is computed live in your browser.", 3);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";
     loadPrerendered().catch(() => {}); // the panels below, ahead of the reader's scrolling (a failure shows there)
     // the views start-up left for later: loaded now, ahead of any event (the worker takes calls in order)
-    w.sync.warm_up().catch((err) => console.warn("warm-up failed", err));
+    warmUp(w);
     pump(); // events made while loading
   } catch (err) {
     console.warn("runtime failed to start", err);

@@ -316,6 +316,14 @@ def wait_ready(page, timeout=READY_TIMEOUT_MS):
                            timeout=timeout)
     state = page.evaluate("document.documentElement.dataset.state")
     assert state == "ready", f"runtime failed: {page.inner_text('#runtime-status')}"
+    # a test starts once the worker's warm-up is over (bridge warmUp), which must leave the page as it
+    # was: its rehearsed slider moves come back as patches applied to copies of the panels only, so the
+    # heatmap still shows the T of the slider (the rehearsal's moves are other values: page.REHEARSAL_MOVES)
+    page.wait_for_function("!window.attentionExplorer.waiting().warming", timeout=timeout)
+    shown = page.evaluate("""() => { const svg = document.querySelector('svg[data-view="attention-matrix"]');
+        const slider = document.getElementById('temperature');
+        return svg && slider ? [parseFloat(svg.dataset.temperature), parseFloat(slider.value)] : null; }""")
+    assert shown is None or shown[0] == shown[1], f"after the warm-up the heatmap shows T={shown[0]}, the slider {shown[1]}"
 
 
 # The shared page is one very tall viewport, so every panel is on screen and is redrawn at

@@ -208,13 +208,18 @@ def test_warm_up_rehearses_slider_moves_without_changing_anything_the_page_sees(
     rehearsed = []
     real_patches = page.render_patches
     monkeypatch.setattr(page, "render_patches", lambda s, only: rehearsed.append((s, set(only))) or real_patches(s, only))
-    worker.warm_up()
+    handed_back = worker.warm_up()
     assert _worker_snapshot() == before
     assert len(rehearsed) == len(page.REHEARSAL_MOVES), "CPython rehearses every move well within the time limit"
     assert all(only_ == {"attention-matrix"} for _, only_ in rehearsed), "a move patches the heatmap on screen"
     assert {(s.temperature, s.dk_scale) for s, _ in rehearsed} == {
         (t, 8.0 * k) for t, k in page.REHEARSAL_MOVES}, "the moves are slider positions around the state's"
     assert all(dataclasses.replace(s, temperature=1.5, dk_scale=8.0) == before[0] for s, _ in rehearsed)
+    # the last move's patches go back to the bridge, which rehearses applying them off the page
+    last_move = rehearsed[-1][0]
+    assert handed_back == real_patches(last_move, {"attention-matrix"})
+    temperatures = [op["values"] for op in handed_back["attention-matrix"] if op.get("attr") == "data-temperature"]
+    assert temperatures == [f"{last_move.temperature:g}"] and last_move.temperature != 1.5
     assert worker.dispatch({"type": "set_temperature", "value": "0.7"}) == untouched
 
 
@@ -226,10 +231,26 @@ def test_the_rehearsal_stops_at_its_time_limit_and_never_runs_the_readers_functi
     page.rehearse(st.State(), None)
     assert calls == []
     monkeypatch.setattr(page, "REHEARSAL_SECONDS", 60.0)
-    page.rehearse(dataclasses.replace(st.State(), code="def attention(q, k, v): pass", custom=True), None)
+    assert page.rehearse(dataclasses.replace(st.State(), code="def attention(q, k, v): pass", custom=True), None) == {}
     assert calls == []
     page.rehearse(st.State(), None)
     assert len(calls) == 2 * len(page.REHEARSAL_MOVES)
+
+
+def test_before_the_bridge_reports_the_screen_a_rehearsal_draws_the_workspace_only(monkeypatch):
+    """At `ready` the worker does not know yet what is on screen (everything counts as on screen for a
+    real move then): a rehearsal drawing all fourteen panels cost ~200 ms a move in Pyodide, so the time
+    limit let one move through. It draws the workspace: the first screen and the affinity bars."""
+    drawn = set()
+    real_panels, real_patches = page.render_panels, page.render_patches
+    monkeypatch.setattr(page, "render_panels", lambda s, only=None, live=False: drawn.update(only) or real_panels(s, only, live=live))
+    monkeypatch.setattr(page, "render_patches", lambda s, only: drawn.update(only) or real_patches(s, only))
+    page.rehearse(st.State(), None)
+    assert {"attention-matrix", "affinity", "query-why"} <= drawn
+    assert drawn <= page.FIRST_SCREEN | {"affinity"}, f"drawn off the first screen: {drawn - page.FIRST_SCREEN}"
+    drawn.clear()
+    page.rehearse(st.State(), {"layernorm"})  # reported: what is on screen, and the small panels always drawn
+    assert "layernorm" in drawn and "attention-matrix" not in drawn and drawn <= {"layernorm"} | page.ALWAYS_DRAWN
 
 
 def test_worker_bad_input_changes_nothing_and_says_why():

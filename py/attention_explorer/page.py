@@ -66,21 +66,27 @@ REHEARSAL_MOVES = tuple((t, s) for t in (0.6, 0.8, 1.25, 1.6, 2.2) for s in (1.0
 REHEARSAL_SECONDS = 0.15  # at most: a reader's event that comes meanwhile waits for it
 
 
-def rehearse(state: st.State, on_screen: Optional[set]) -> None:
-    """Compute what slider moves from `state` would send, and throw it away (`state` stays as it is).
+def rehearse(state: st.State, on_screen: Optional[set]) -> dict[str, list]:
+    """Compute what slider moves from `state` would send, and throw it away (`state` stays as it is),
+    except the last move's patches (by panel id), for the bridge to rehearse applying them off the page.
 
     The worker's first idle moment, after `ready`: Chromium compiles hot WebAssembly functions (the
     interpreter's and NumPy's parts a move runs) with its optimising compiler only once they have run
     for a while. Without a rehearsal that happened during the reader's first moves of a slider: ~0.4 s
     of compiling on the two cores, in the first half-dozen moves (traced), which were then the slowest.
-    on_screen: the panels on or near the screen (None: all); only those are drawn, as in a real move.
+    on_screen: the panels on or near the screen; only those are drawn, as in a real move. None (the
+    bridge has not reported yet, as at `ready`): the workspace's, REHEARSED_UNREPORTED. Drawing all
+    fourteen made one rehearsed move cost ~200 ms in Pyodide, so that the time limit allowed only one.
+    The bridge's JavaScript is cold too: its first patch cost ~5 ms more than later ones (traced: V8
+    compiling the patch loop in the middle of the reader's first move).
     """
     import time
 
     from . import permalink
 
     if state.custom:
-        return  # never run the reader's function unasked (it may be what made Python restart)
+        return {}  # never run the reader's function unasked (it may be what made Python restart)
+    patches = {}
     lo, hi = BY_NAME["dk_scale"].limits
     deadline = time.perf_counter() + REHEARSAL_SECONDS
     for temperature, scale in REHEARSAL_MOVES:
@@ -89,12 +95,13 @@ def rehearse(state: st.State, on_screen: Optional[set]) -> None:
         moved = dataclasses.replace(state, temperature=temperature,
                                     dk_scale=min(max(state.dk_scale * scale, lo), hi))
         due = {p for p in panels_to_redraw(state, moved)
-               if on_screen is None or p in on_screen or p in ALWAYS_DRAWN}
+               if p in (REHEARSED_UNREPORTED if on_screen is None else on_screen) or p in ALWAYS_DRAWN}
         numbers = {p for p in due if patchable(p, state, moved)}
-        render_patches(moved, numbers)
+        patches = render_patches(moved, numbers)
         render_panels(moved, only=due - numbers, live=True)
         for rest_of_reply in (control_values, model_form, permalink.encode):
             rest_of_reply(moved)
+    return patches
 
 
 @dataclass(frozen=True)
@@ -375,6 +382,9 @@ def embed_snippet(state: st.State, base_url: str) -> str:
 # before Python is ready.
 FIRST_SCREEN = frozenset({"token-chips", "query-why", "preset-info", "head-info", "attention-matrix", "stepper",
                           "stage-detail"})
+# What a rehearsal (rehearse) draws when the bridge has not yet said what is on screen: the workspace,
+# where a reader first moves a slider (the first screen's panels and the affinity bars beside the heatmap).
+REHEARSED_UNREPORTED = FIRST_SCREEN | {"affinity"}
 
 # Small panels drawn on every change even when off screen (the worker defers the big ones).
 ALWAYS_DRAWN = frozenset({"token-chips", "query-why", "preset-info", "stepper", "stage-detail", "head-info"})

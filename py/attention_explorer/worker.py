@@ -8,7 +8,8 @@ browser; everything it calls is pure and tested in CPython.
     load_numpy(spec)             -> NumPy version (loads NumPy from Pyodide's lock file; meanwhile
                                     fetches our start-up modules: {"modules", "base"})
     boot(fragment, mode)         -> response      (first render; state from the URL fragment)
-    warm_up()                    -> None          (load the views start-up left for later, rehearse a slider)
+    warm_up()                    -> {panel id: [operation, ...]}  (load the views start-up left for later,
+                                    rehearse a slider; its last move's patches, for the bridge to rehearse)
     dispatch(event)              -> response      (event: {"type": ..., "value": ...})
     tip(ref)                     -> str           (a heatmap cell's or LayerNorm dimension's tip, left out of live markup)
     export_data(kind)            -> {"filename", "mime", "text"}   (kind: "csv" | "json")
@@ -152,12 +153,14 @@ def boot(fragment="", mode="page"):
 
 def warm_up():
     """Load what start-up left for later (page.warm_up) and rehearse a slider's moves (page.rehearse):
-    called by the bridge once the page is ready. Nothing the page shows changes."""
+    called by the bridge once the page is ready. Nothing the page shows changes; the last rehearsed
+    move's patches come back for the bridge to apply to copies of the panels, off the page."""
     from attention_explorer import page
 
     page.warm_up()
     if _state is not None and _mode == "page":
-        page.rehearse(_state, _visible)
+        return page.rehearse(_state, _visible)
+    return {}
 
 
 def dispatch(event):
