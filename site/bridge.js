@@ -337,9 +337,14 @@ function scrollSettled() {
     ownTarget = null;
     return; // the chosen stage stays current
   }
+  // The reader scrolling while the page's own scroll runs cuts that scroll short, and its scrollend comes
+  // at once, before the reader's scroll has moved the page: that one ends later, in a scrollend of its own,
+  // so the reader's flag stays for it (traced: a wheel during the scroll to a chosen stage; the stepper
+  // followed the cut-short scroll and then stayed there, the reader's scroll not followed)
+  const cutShort = ownTarget !== null && readerScrolled && performance.now() - ownSince < 5000;
   ownTarget = null;
   if (readerScrolled) followStage();
-  readerScrolled = false;
+  if (!cutShort) readerScrolled = false;
 }
 if ("onscrollend" in window) window.addEventListener("scrollend", scrollSettled);
 else { // no scrollend event (older Safari): a scroll quiet for 150 ms has settled

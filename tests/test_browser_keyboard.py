@@ -92,6 +92,32 @@ def test_the_stepper_follows_the_readers_scrolling(page):
         assert page.locator('.stepper [aria-current="step"]').count() == 1
 
 
+def _stage_at_reading_line(page) -> int:
+    """Independently of the bridge: the last stage whose section's top is above a third of the screen."""
+    tops = page.evaluate("""[...document.querySelectorAll('.stepper .step[aria-controls]')]
+        .map((b) => document.getElementById(b.getAttribute('aria-controls')).getBoundingClientRect().top)""")
+    line = page.evaluate("innerHeight / 3")
+    return max(k for k, top in enumerate(tops) if top <= line)
+
+
+def test_the_readers_scroll_cutting_the_pages_own_short_is_followed(page):
+    """A wheel while the page scrolls to a chosen stage ends the page's scroll at once (a scrollend before
+    the reader's scroll has moved anything), then the reader's scroll ends in a scrollend of its own: the
+    stepper follows that one (it used to follow the first and then stay, wherever the reader went)."""
+    _scrolled_by_hand(page, "stage-input")
+    page.wait_for_selector('.stepper .step[data-value="0"][aria-current="step"]')
+    start = page.evaluate("scrollY")
+    page.locator('.step[data-value="2"]').click()  # a smooth scroll down to the attention section
+    page.wait_for_function(f"scrollY > {start + 40}")  # under way
+    page.mouse.move(4, 400)
+    page.mouse.wheel(0, page.evaluate("document.getElementById('stage-layernorm').getBoundingClientRect().top"))
+    _scrolling_stopped(page)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    want = _stage_at_reading_line(page)
+    assert want != 0, "this test no longer moves the page away from the first stage"
+    page.wait_for_selector(f'.stepper .step[data-value="{want}"][aria-current="step"]')
+
+
 def test_choosing_a_stage_is_not_undone_by_the_scroll_it_starts(page):
     _scrolled_by_hand(page, "stage-input")
     page.wait_for_selector('.stepper .step[data-value="0"][aria-current="step"]')
