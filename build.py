@@ -325,8 +325,26 @@ def startup_bundle(modules: list[str]) -> str:
                       ensure_ascii=False, separators=(",", ":"))
 
 
-def worker_config() -> dict:
-    """The worker's config: {"startup_bundle": STARTUP_BUNDLE}, the rest PyScript's (none needed).
+# The runtime's files Pyodide fetch()es while it starts (under dist/; pyodide.asm.js comes as a script):
+# the worker counts their bytes as they arrive (PROGRESS_LOADER), the page shows them against these sizes.
+RUNTIME_COUNTED_FILES = ("vendor/pyodide/pyodide-lock.json", "vendor/pyodide/pyodide.asm.wasm",
+                         "vendor/pyodide/python_stdlib.zip")
+# site/pyodide-progress.mjs, shipped beside pyodide.mjs: PyScript takes the folder of the module it is
+# given for Pyodide's indexURL, so the loader that counts the bytes must live there
+PROGRESS_LOADER = ("pyodide-progress.mjs", "vendor/pyodide/attention-explorer-progress.mjs")
+
+
+def runtime_counted_bytes(dist: Path) -> dict[str, int]:
+    """{path under dist/: size in bytes} of RUNTIME_COUNTED_FILES, as served (decoded)."""
+    missing = [rel for rel in RUNTIME_COUNTED_FILES if not (dist / rel).is_file()]
+    if missing:
+        raise BuildError(f"{dist}: the runtime files {missing} are missing; check runtime-pins.json")
+    return {rel: (dist / rel).stat().st_size for rel in RUNTIME_COUNTED_FILES}
+
+
+def worker_config(runtime_bytes: dict[str, int] | None = None) -> dict:
+    """The worker's config: {"startup_bundle": STARTUP_BUNDLE, "runtime_files": runtime_bytes (see
+    RUNTIME_COUNTED_FILES)}, both for the bridge; the rest PyScript's (none needed).
 
     The bridge hands the bundle's path to the worker's load_numpy, which fetches it and writes the
     modules into its file system while NumPy loads. One request, not ~50: each fetch from Python
@@ -336,7 +354,7 @@ def worker_config() -> dict:
     would make PyScript load micropip and packaging first (~1.3 s, RUNTIME.md); the worker loads
     NumPy straight from Pyodide's lock file instead.
     """
-    return {"startup_bundle": STARTUP_BUNDLE}
+    return {"startup_bundle": STARTUP_BUNDLE, "runtime_files": dict(runtime_bytes or {})}
 
 
 TEMPLATES = ("index.html", "embed.html")  # pages whose first screen is pre-rendered
@@ -360,17 +378,19 @@ def editor_files() -> dict:
     return out
 
 
-def render_page(name: str = "index.html", model_files: dict | None = None) -> str:
+def render_page(name: str = "index.html", model_files: dict | None = None,
+                runtime_bytes: dict[str, int] | None = None) -> str:
     """A page template with its first screen pre-rendered by the real views.
 
     model_files: write_models()'s manifest, carried by the page for the bridge (None: no trained model).
+    runtime_bytes: runtime_counted_bytes() of the bundle, for the bridge's progress line.
     """
     from attention_explorer import models, page
 
     template = (SITE / name).read_text(encoding="utf-8")
     fill = page.fill_template if name == "index.html" else page.fill_embed_template
     with models.as_on_first_load():  # what the worker draws before any download
-        return fill(template, worker_config=worker_config(), model_files=model_files or {},
+        return fill(template, worker_config=worker_config(runtime_bytes), model_files=model_files or {},
                     editor_files=editor_files())
 
 
@@ -400,15 +420,17 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
         shutil.copyfile(PY_SRC / rel, dst)
     (dist / STARTUP_BUNDLE).write_text(startup_bundle(startup_sources()), encoding="utf-8")
     for asset in SITE.iterdir():
-        if asset.is_file() and asset.name not in TEMPLATES:
+        if asset.is_file() and asset.name not in TEMPLATES and asset.name != PROGRESS_LOADER[0]:
             shutil.copyfile(asset, dist / asset.name)
+    shutil.copyfile(SITE / PROGRESS_LOADER[0], dist / PROGRESS_LOADER[1])
     # one stylesheet: the base, then each view's own rules (site/css/*.css, in name order)
     css = [(SITE / "style.css").read_text(encoding="utf-8")]
     css += [p.read_text(encoding="utf-8") for p in sorted((SITE / "css").glob("*.css"))]
     (dist / "style.css").write_text("\n".join(css), encoding="utf-8")
     model_files = write_models(dist, cache)
+    runtime_bytes = runtime_counted_bytes(dist)
     for name in TEMPLATES:
-        (dist / name).write_text(render_page(name, model_files), encoding="utf-8")
+        (dist / name).write_text(render_page(name, model_files, runtime_bytes), encoding="utf-8")
     (dist / PRERENDERED).write_text(render_prerendered(), encoding="utf-8")
     (dist / ".nojekyll").write_text("")  # GitHub Pages: serve files as they are
     _log(f"wrote {dist}")

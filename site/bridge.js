@@ -17,12 +17,13 @@ const root = document.documentElement;
 const EMBED = root.dataset.mode === "embed";
 const $ = (id) => document.getElementById(id);
 const statusBox = $("runtime-status");
-const STEPS = 3;
+const STEPS = 4; // the runtime downloaded, Python started, NumPy loaded, the first picture computed
 const BOOT_TIMEOUT_MS = 180000; // a slow phone may take a minute; after this, say so
 
 // ---------------------------------------------------------------- status
 
 function progress(text, step) {
+  if (root.dataset.state === "error") return; // the failure's message stays (downloads may still be running)
   $("runtime-status-text").textContent = text;
   $("runtime-progress").value = step;
   $("runtime-progress").max = STEPS;
@@ -891,6 +892,27 @@ async function preflight() {
   }));
 }
 
+// The runtime's download, as the worker counts it (site/pyodide-progress.mjs, on the channel `name`),
+// against the files' sizes ({path: bytes}, build.runtime_counted_bytes): the progress line moves from
+// the first second, then says "Starting Python" once every byte is in. Returns a function that stops.
+function followDownload(name, files) {
+  const total = Object.values(files).reduce((a, b) => a + b, 0);
+  const channel = new BroadcastChannel(name);
+  let shown = "";
+  const show = (loaded) => {
+    const text = loaded >= total ? "Starting Python…"
+      : `Downloading Python: ${megabytes(loaded)} of ${megabytes(total)}\u00a0MB…`; // one line at 360 px
+    if (text === shown) return; // ~100 updates for the whole download, not one per chunk
+    shown = text;
+    progress(text, Math.min(loaded / total, 1));
+  };
+  if (total > 0) {
+    show(0);
+    channel.onmessage = (e) => { if (e.data && typeof e.data.loaded === "number") show(e.data.loaded); };
+  }
+  return () => channel.close();
+}
+
 // PyScript's core, minus the MutationObserver it puts on the whole document (childList, subtree,
 // attributes) to find <script type="py"> tags and py-* event attributes. This page has neither on the
 // main thread (Python runs in the worker; events come through this bridge), and that observer walked
@@ -914,7 +936,7 @@ async function importWithoutPageObserver(url) {
 
 // A new worker: Pyodide, NumPy, then the page's state from the link (hash); its first reply applied.
 async function launch(hash) {
-  progress("Loading the Python runtime (Pyodide, about 9 MB)…", 0);
+  progress("Downloading Python…", 0);
   const { PyWorker } = await importWithoutPageObserver("./vendor/pyscript/core.js");
   // a new task for the worker's start-up: with the module's evaluation it made one long main-thread
   // task (Lighthouse mobile: 190-270 ms of blocking); two shorter ones leave the page room to respond
@@ -922,15 +944,23 @@ async function launch(hash) {
   // an object, not the JSON text: a second worker (after a restart) would be handed the text unparsed
   // (pyscript.magic_js fails on it); Lighthouse measured no difference for the first
   // build.worker_config: our start-up modules' bundle (fetched by the worker while NumPy loads), then PyScript's own
-  const { startup_bundle: bundle, ...config } = JSON.parse($("worker-config").textContent);
-  const version = new URL("./vendor/pyodide/pyodide.mjs", document.baseURI).href;
-  const [w] = await Promise.all([
-    PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
-    preflight(),
-  ]);
-  progress("Loading NumPy…", 1);
+  const { startup_bundle: bundle, runtime_files: files, ...config } = JSON.parse($("worker-config").textContent);
+  // Pyodide's loader with a byte count (site/pyodide-progress.mjs), its channel named in the fragment
+  const channel = `attention-explorer:runtime:${Math.random().toString(36).slice(2)}`;
+  const version = new URL(`./vendor/pyodide/attention-explorer-progress.mjs#${channel}`, document.baseURI).href;
+  const stopFollowing = followDownload(channel, files || {});
+  let w;
+  try {
+    [w] = await Promise.all([
+      PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
+      preflight(),
+    ]);
+  } finally {
+    stopFollowing();
+  }
+  progress("Loading NumPy…", 2);
   await w.sync.load_numpy({ bundle, base: new URL(".", document.baseURI).href });
-  progress("Computing attention in Python…", 2);
+  progress("Computing attention in Python…", 3);
   applyResponse(await w.sync.boot(hash, EMBED ? "embed" : "page"));
   return w;
 }
@@ -951,7 +981,7 @@ async function start() {
                                       waiting: () => ({ computing: computing && computing.type,
                                                         queued: queue.map((q) => q.event.type),
                                                         typing: Boolean(typing), warming: Boolean(warming) }) };
-    progress("Python is running: every change you make is computed live in your browser.", 3);
+    progress("Python is running: every change you make is computed live in your browser.", STEPS);
     statusBox.classList.add("is-ready");
     root.dataset.state = "ready";
     loadPrerendered().catch(() => {}); // the panels below, ahead of the reader's scrolling (a failure shows there)

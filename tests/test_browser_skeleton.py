@@ -15,6 +15,8 @@ import urllib.request
 import numpy as np
 import pytest
 
+import build
+
 from attention_explorer.models import designed as model
 from attention_explorer import tokens as tok
 
@@ -92,6 +94,27 @@ def test_page_is_ready_with_python_in_a_worker(live):
     assert bodies and all(size == 0 for _, size in bodies), f"Pyodide loaded on the main thread: {bodies}"
     assert live.evaluate("typeof globalThis.loadPyodide") == "undefined"
     assert "live" in live.inner_text("#runtime-status")
+
+
+def test_the_status_line_counts_the_runtime_download_then_names_each_step(live, bundle):
+    """The progress line moves from the start: the runtime's megabytes as the worker receives them,
+    out of the sizes of the files Pyodide fetches (in the bundle), until all are in: then starting
+    Python, NumPy, the first picture, ready. The bar never goes back."""
+    total_mb = f"{sum((bundle / rel).stat().st_size for rel in build.RUNTIME_COUNTED_FILES) / 1e6:.1f}"
+    log = live.evaluate("window.__statusLog")
+    texts = [text for text, _, _ in log]
+    assert texts[0].startswith("Showing the pre-computed default"), texts
+    counted = [re.fullmatch(r"Downloading Python: ([\d.]+) of ([\d.]+)\u00a0MB…", t) for t in texts]
+    counted = [(float(m[1]), m[2]) for m in counted if m]
+    assert len({mb for mb, _ in counted}) >= 2 and counted[0][0] == 0, f"the count did not move: {texts}"
+    assert all(of == total_mb for _, of in counted), (counted, total_mb)
+    assert [mb for mb, _ in counted] == sorted(mb for mb, _ in counted) and counted[-1][0] <= float(total_mb)
+    # "Starting Python" is shown once the worker has counted every byte of those files
+    steps = [t for t in texts if not t.startswith("Downloading") and not t.startswith("Showing")]
+    assert steps == ["Starting Python…", "Loading NumPy…", "Computing attention in Python…",
+                     "Python is running: every change you make is computed live in your browser."], texts
+    values = [value for _, value, _ in log[1:]]
+    assert values == sorted(values) and values[-1] == log[-1][2] == 4, log
 
 
 def test_default_heatmap_matches_independent_softmax(live):

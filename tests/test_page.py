@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 import build
 from attention_explorer import page
 
@@ -55,6 +57,7 @@ def test_worker_config_names_the_start_up_bundle_which_holds_every_start_up_modu
     raw = re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html, re.S).group(1)
     config = json.loads(raw)
     assert config.pop("startup_bundle") == build.STARTUP_BUNDLE
+    assert config.pop("runtime_files") == {}, "render_page() without a bundle has no runtime sizes to give"
     bundle = json.loads(build.startup_bundle(build.startup_sources()))
     modules = list(bundle)
     assert "attention_explorer/core.py" in modules and "attention_explorer/views/markup.py" in modules
@@ -64,6 +67,26 @@ def test_worker_config_names_the_start_up_bundle_which_holds_every_start_up_modu
         assert source.encode("utf-8") == (build.PY_SRC / rel).read_bytes(), rel
     assert config == {}, "the rest is PyScript's: no files (the worker fetches the modules), no packages " \
                          "(NumPy comes from the lock file, not through micropip)"
+
+
+def test_the_page_carries_the_sizes_of_the_runtime_files_pyodide_fetches_to_start(tmp_path):
+    """The bridge counts the runtime's bytes as they arrive against these sizes (its progress line)."""
+    pins = json.loads((build.ROOT / "runtime-pins.json").read_text())
+    pyodide = next(g for g in pins["groups"] if g["name"] == "pyodide")
+    shipped = {f"{pyodide['dest']}/{name}" for name in pyodide["files"]}
+    assert set(build.RUNTIME_COUNTED_FILES) <= shipped, "every file counted is one the bundle ships"
+    assert {"vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip"} <= set(build.RUNTIME_COUNTED_FILES)
+    for k, rel in enumerate(build.RUNTIME_COUNTED_FILES):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"x" * (100 + k))
+    sizes = build.runtime_counted_bytes(tmp_path)
+    assert sizes == {rel: 100 + k for k, rel in enumerate(build.RUNTIME_COUNTED_FILES)}
+    html = build.render_page(runtime_bytes=sizes)
+    raw = re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html, re.S).group(1)
+    assert json.loads(raw)["runtime_files"] == sizes
+    (tmp_path / build.RUNTIME_COUNTED_FILES[1]).unlink()
+    with pytest.raises(build.BuildError, match="pyodide.asm.wasm"):
+        build.runtime_counted_bytes(tmp_path)
 
 
 def test_all_links_are_relative():

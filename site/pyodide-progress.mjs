@@ -1,0 +1,37 @@
+// Pyodide's loader with a byte count, for the page's progress line. PyScript's worker imports this
+// module in place of pyodide.mjs (the bridge gives it as the Pyodide "version" URL; build.py puts it
+// beside pyodide.mjs, whose folder PyScript takes for Pyodide's indexURL), so it runs in the worker,
+// where the runtime is downloaded and the page cannot see the download.
+//
+// While loadPyodide runs, each response Pyodide fetches (the lock file, the WebAssembly, the standard
+// library: build.RUNTIME_COUNTED_FILES) is counted through a clone read alongside: Pyodide keeps its
+// own response, URL included, so Chromium still caches the compiled WebAssembly. The running total
+// goes to the page on a BroadcastChannel named by this module's URL fragment (one per page: several
+// embeds of one site share an origin).
+import { loadPyodide as loadRuntime, version } from "./pyodide.mjs";
+
+export { version };
+
+export async function loadPyodide(options) {
+  const channel = new BroadcastChannel(new URL(import.meta.url).hash.slice(1) || "attention-explorer:runtime");
+  const fetchAlone = globalThis.fetch;
+  let loaded = 0;
+  const count = async (copy) => {
+    const reader = copy.body.getReader();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      loaded += chunk.value.byteLength;
+      channel.postMessage({ loaded });
+    }
+  };
+  globalThis.fetch = async (...args) => {
+    const response = await fetchAlone(...args);
+    if (response.ok && response.body) count(response.clone()).catch(() => {}); // a failed read: Pyodide's own fails too
+    return response;
+  };
+  try {
+    return await loadRuntime(options);
+  } finally {
+    globalThis.fetch = fetchAlone;
+    channel.close();
+  }
+}
