@@ -7,6 +7,9 @@
 // piece of reader text; the bridge never builds markup from reader or URL text
 // (messages, notices and share text go in via textContent / .value).
 //
+// One more script touches the browser, in the worker: site/pyodide-progress.mjs, Pyodide's loader with a
+// byte count, because only the worker sees the runtime's download (the status line shows it).
+//
 // Readiness hook for tests and embeds: <html data-state="loading|ready|error">.
 // The same script serves index.html and embed.html (<html data-mode="embed">).
 // Saving a panel as SVG/PNG needs the rendered DOM, so that one job is done on this
