@@ -282,14 +282,16 @@ OBSERVER_PROBE = """(() => {
     watching.delete(this);
     return disconnect.call(this);
   };
-  // window.__statusLog: the status line's [text, progress value, progress max] from the end of parsing
-  // (before the bridge runs), each change once (test_browser_skeleton)
+  // window.__statusLog: the status line's [text, progress value, progress max, box height in px] from
+  // the end of parsing (before the bridge runs), each change once (test_browser_skeleton, _layout)
   window.__statusLog = [];
   document.addEventListener("readystatechange", () => {
     const text = document.getElementById("runtime-status-text"), bar = document.getElementById("runtime-progress");
     if (document.readyState !== "interactive" || !text || !bar) return;
     const note = () => {
-      const entry = [text.textContent, Number(bar.value), Number(bar.max)], last = window.__statusLog.at(-1);
+      const entry = [text.textContent, Number(bar.value), Number(bar.max),
+                     document.getElementById("runtime-status").getBoundingClientRect().height];
+      const last = window.__statusLog.at(-1);
       if (!last || last[0] !== entry[0] || last[1] !== entry[1]) window.__statusLog.push(entry);
     };
     note();

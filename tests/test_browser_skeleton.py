@@ -102,7 +102,7 @@ def test_the_status_line_counts_the_runtime_download_then_names_each_step(live, 
     Python, NumPy, the first picture, ready. The bar never goes back."""
     total_mb = f"{sum((bundle / rel).stat().st_size for rel in build.RUNTIME_COUNTED_FILES) / 1e6:.1f}"
     log = live.evaluate("window.__statusLog")
-    texts = [text for text, _, _ in log]
+    texts = [entry[0] for entry in log]
     assert texts[0].startswith("Showing the pre-computed default"), texts
     counted = [re.fullmatch(r"Downloading Python: ([\d.]+) of ([\d.]+)\u00a0MB…", t) for t in texts]
     counted = [(float(m[1]), m[2]) for m in counted if m]
@@ -113,7 +113,7 @@ def test_the_status_line_counts_the_runtime_download_then_names_each_step(live, 
     steps = [t for t in texts if not t.startswith("Downloading") and not t.startswith("Showing")]
     assert steps == ["Starting Python…", "Loading NumPy…", "Computing attention in Python…",
                      "Python is running: every change you make is computed live in your browser."], texts
-    values = [value for _, value, _ in log[1:]]
+    values = [entry[1] for entry in log[1:]]
     assert values == sorted(values) and values[-1] == log[-1][2] == 4, log
 
 
