@@ -15,13 +15,15 @@ export { version };
 export async function loadPyodide(options) {
   const channel = new BroadcastChannel(new URL(import.meta.url).hash.slice(1) || "attention-explorer:runtime");
   const fetchAlone = globalThis.fetch;
-  let loaded = 0;
+  let loaded = 0, posted = 0;
+  const post = () => { posted = performance.now(); channel.postMessage({ loaded }); };
   const count = async (copy) => {
     const reader = copy.body.getReader();
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
       loaded += chunk.value.byteLength;
-      channel.postMessage({ loaded });
+      if (performance.now() - posted > 100) post(); // ten a second: each one wakes the page
     }
+    post(); // a file complete: the page learns when every byte is in
   };
   globalThis.fetch = async (...args) => {
     const response = await fetchAlone(...args);
