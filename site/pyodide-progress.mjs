@@ -25,15 +25,18 @@ export async function loadPyodide(options) {
     }
     post(); // a file complete: the page learns when every byte is in
   };
+  const counting = [];
   globalThis.fetch = async (...args) => {
     const response = await fetchAlone(...args);
-    if (response.ok && response.body) count(response.clone()).catch(() => {}); // a failed read: Pyodide's own fails too
+    // a failed read: Pyodide's own read of the same response fails too, and says so
+    if (response.ok && response.body) counting.push(count(response.clone()).catch(() => {}));
     return response;
   };
   try {
     return await loadRuntime(options);
   } finally {
     globalThis.fetch = fetchAlone;
-    channel.close();
+    // the copies may finish a moment after Pyodide's own reads: their last counts still go out
+    Promise.allSettled(counting).then(() => channel.close());
   }
 }
