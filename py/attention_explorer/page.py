@@ -94,11 +94,9 @@ def rehearse(state: st.State, on_screen: Optional[set]) -> dict[str, list]:
             break  # a big model's moves are slow: the reader's first event must not wait long
         moved = dataclasses.replace(state, temperature=temperature,
                                     dk_scale=min(max(state.dk_scale * scale, lo), hi))
-        due = {p for p in panels_to_redraw(state, moved)
-               if p in (REHEARSED_UNREPORTED if on_screen is None else on_screen) or p in ALWAYS_DRAWN}
-        numbers = {p for p in due if patchable(p, state, moved)}
-        patches = render_patches(moved, numbers)
-        render_panels(moved, only=due - numbers, live=True)
+        due = drawn_now(panels_to_redraw(state, moved), moved,
+                        REHEARSED_UNREPORTED if on_screen is None else on_screen)
+        patches, _ = draw_change(state, moved, due, live=PANELS)  # as if every panel were drawn live
         for rest_of_reply in (control_values, model_form, permalink.encode):
             rest_of_reply(moved)
     return patches
@@ -419,6 +417,21 @@ def render_patches(state: st.State, only: set[str]) -> dict[str, list]:
     """Patch operations for the named panels (each must be patchable), by panel id."""
     computed = st.compute(state)
     return {pid: PANELS[pid].render_patch(state, computed) for pid in PANELS if pid in only}
+
+
+def drawn_now(redraw: set[str], new: st.State, on_screen: Optional[set]) -> set[str]:
+    """Of the panels to redraw for a change to `new`, those drawn now: on or near the screen (on_screen;
+    None: all), the small ones always drawn, and the panel the state names. The rest wait until seen."""
+    return {p for p in redraw if on_screen is None or p in on_screen or p in ALWAYS_DRAWN or p == new.panel}
+
+
+def draw_change(old: st.State, new: st.State, now: set[str], live) -> tuple[dict[str, list], dict[str, str]]:
+    """What the change old -> new sends for the panels `now`: (patches, markup) by panel id. A panel
+    whose markup on the page was drawn live (in `live`) for old's structure gets a patch when one can
+    bring it to new (patchable); the others new markup."""
+    numbers = {p for p in now if p in live and patchable(p, old, new)}
+    patches = render_patches(new, numbers) if numbers else {}
+    return patches, render_panels(new, only=now - numbers, live=True)
 
 
 def tip(state: st.State, panel: str, ref: dict) -> str:

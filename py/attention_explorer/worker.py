@@ -80,8 +80,7 @@ def _panels_now(old, new) -> set:
     from attention_explorer import page
 
     redraw = page.panels_to_redraw(old, new) | _stale
-    now = {p for p in redraw
-           if _visible is None or p in _visible or p in page.ALWAYS_DRAWN or p == new.panel}
+    now = page.drawn_now(redraw, new, _visible)
     _stale = redraw - now
     return now
 
@@ -110,11 +109,9 @@ def _redraw(old, new, *, notice="", focus="", load_model=""):
         panels = page.render_embed(new) if old != new else {}
     else:
         now = _panels_now(old, new)
-        numbers = {p for p in now if p in _live and page.patchable(p, old, new)}
+        patches, panels = page.draw_change(old, new, now, _live)
         # redrawn now, or left stale (off screen): either way not patchable until drawn again
-        _live.difference_update((now - numbers) | _stale)
-        patches = page.render_patches(new, numbers) if numbers else {}
-        panels = page.render_panels(new, only=now - numbers, live=True)
+        _live.difference_update((now - set(patches)) | _stale)
     values = page.control_values(new)
     if old is None or old.code != new.code:  # the editor shows the state's code (a link's, or after Reset)
         from attention_explorer import custom_attention
