@@ -329,9 +329,10 @@ def startup_bundle(modules: list[str]) -> str:
 # the worker counts their bytes as they arrive (PROGRESS_LOADER), the page shows them against these sizes.
 RUNTIME_COUNTED_FILES = ("vendor/pyodide/pyodide-lock.json", "vendor/pyodide/pyodide.asm.wasm",
                          "vendor/pyodide/python_stdlib.zip")
-# site/pyodide-progress.mjs, shipped beside pyodide.mjs: PyScript takes the folder of the module it is
-# given for Pyodide's indexURL, so the loader that counts the bytes must live there
-PROGRESS_LOADER = ("pyodide-progress.mjs", "vendor/pyodide/attention-explorer-progress.mjs")
+# Pyodide's loader that counts those bytes (site/PROGRESS_LOADER_SOURCE), shipped beside pyodide.mjs as
+# PROGRESS_LOADER: PyScript takes the folder of the module it is given for Pyodide's indexURL
+PROGRESS_LOADER_SOURCE = "pyodide-progress.mjs"
+PROGRESS_LOADER = "vendor/pyodide/attention-explorer-progress.mjs"
 
 
 def runtime_counted_bytes(dist: Path) -> dict[str, int]:
@@ -420,9 +421,9 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
         shutil.copyfile(PY_SRC / rel, dst)
     (dist / STARTUP_BUNDLE).write_text(startup_bundle(startup_sources()), encoding="utf-8")
     for asset in SITE.iterdir():
-        if asset.is_file() and asset.name not in TEMPLATES and asset.name != PROGRESS_LOADER[0]:
+        if asset.is_file() and asset.name not in TEMPLATES and asset.name != PROGRESS_LOADER_SOURCE:
             shutil.copyfile(asset, dist / asset.name)
-    shutil.copyfile(SITE / PROGRESS_LOADER[0], dist / PROGRESS_LOADER[1])
+    shutil.copyfile(SITE / PROGRESS_LOADER_SOURCE, dist / PROGRESS_LOADER)
     # one stylesheet: the base, then each view's own rules (site/css/*.css, in name order)
     css = [(SITE / "style.css").read_text(encoding="utf-8")]
     css += [p.read_text(encoding="utf-8") for p in sorted((SITE / "css").glob("*.css"))]

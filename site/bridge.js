@@ -905,7 +905,7 @@ function followDownload(name, files) {
   const show = (loaded) => {
     const text = loaded >= total ? "Starting Python…"
       : `Downloading Python: ${megabytes(loaded)} of ${megabytes(total)}\u00a0MB…`; // one line at 360 px
-    if (text === shown) return; // ~100 updates for the whole download, not one per chunk
+    if (text === shown) return; // each text once (the worker posts up to ten counts a second)
     shown = text;
     progress(text, Math.min(loaded / total, 1));
   };
