@@ -96,6 +96,16 @@ def test_page_is_ready_with_python_in_a_worker(live):
     assert "live" in live.inner_text("#runtime-status")
 
 
+def test_python_compiles_nothing_at_start_up_it_imports_bytecode(live):
+    """build_bytecode ships the modules a start-up imports (the standard library's, NumPy's, ours) as
+    bytecode: compiling them in the browser took seconds at every visit. A module named here was
+    compiled from source by the end of the worker's warm-up (add it to build_bytecode.ALSO_IMPORTED
+    if PyScript imports it, or check the start-up trace)."""
+    live.wait_for_function("!attentionExplorer.waiting().warming")
+    compiled = live.evaluate("attentionExplorer.call('compiled_at_start')")
+    assert compiled == {"stdlib": [], "numpy": [], "ours": []}, compiled
+
+
 def test_the_status_line_counts_the_runtime_download_then_names_each_step(live, bundle):
     """The progress line moves from the start: the runtime's megabytes as the worker receives them,
     out of the sizes of the files Pyodide fetches (in the bundle), until all are in: then starting
@@ -222,7 +232,7 @@ def test_a_sentence_typed_just_before_another_change_is_kept(live):
 
 
 @pytest.mark.parametrize("missing,named", [("**/pyodide.asm.wasm", "pyodide.asm.wasm"),
-                                            ("**/py/startup.json", "startup.json")])
+                                            ("**/py/startup.zip", "startup.zip")])
 def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base_url, missing, named):
     """If the runtime or one of our modules cannot load, data-state is 'error', a message names the
     file, the heatmap stays."""

@@ -1,8 +1,10 @@
 """The page template: every panel pre-rendered, the worker config embedded safely, links relative."""
 from __future__ import annotations
 
+import io
 import json
 import re
+import zipfile
 
 import pytest
 
@@ -58,13 +60,14 @@ def test_worker_config_names_the_start_up_bundle_which_holds_every_start_up_modu
     config = json.loads(raw)
     assert config.pop("startup_bundle") == build.STARTUP_BUNDLE
     assert config.pop("runtime_files") == {}, "render_page() without a bundle has no runtime sizes to give"
-    bundle = json.loads(build.startup_bundle(build.startup_sources()))
+    with zipfile.ZipFile(io.BytesIO(build.startup_bundle(build.startup_sources()))) as z:
+        bundle = {name: z.read(name) for name in z.namelist()}
     modules = list(bundle)
     assert "attention_explorer/core.py" in modules and "attention_explorer/views/markup.py" in modules
-    assert modules == sorted(build.startup_sources())
+    assert modules == sorted(build.startup_sources()), "without bytecode given, the sources alone"
     assert not set(build.TRAINED_ONLY_MODULES) & set(modules), "the trained model's modules come with its download"
-    for rel, source in bundle.items():  # the files themselves, byte for byte once encoded
-        assert source.encode("utf-8") == (build.PY_SRC / rel).read_bytes(), rel
+    for rel, source in bundle.items():  # the files themselves, byte for byte
+        assert source == (build.PY_SRC / rel).read_bytes(), rel
     assert config == {}, "the rest is PyScript's: no files (the worker fetches the modules), no packages " \
                          "(NumPy comes from the lock file, not through micropip)"
 

@@ -16,6 +16,7 @@ browser; everything it calls is pure and tested in CPython.
     embed_snippet(base_url)      -> str           (an <iframe> snippet for the current view)
     export_caption(panel_id)     -> {"title", "caption", "note"}   (plain text an SVG/PNG export carries)
     core_selftest(payload)       -> plain results (browser test: Pyodide agrees with CPython)
+    compiled_at_start()          -> {"stdlib", "numpy", "ours": [module]}  (what a start-up compiled from source)
     load_model(spec)             -> {"ok", "message"}  (download a trained model's files, install it)
     download_progress()          -> {"model", "loaded", "total", "phase"}  (polled while load_model runs)
 
@@ -57,7 +58,7 @@ def _plain(event):
 async def load_numpy(spec):
     """NumPy from Pyodide's lock file and, at the same time, our start-up modules into the file system.
 
-    spec: {"bundle": the start-up modules' JSON (build.STARTUP_BUNDLE, relative to the page),
+    spec: {"bundle": the start-up modules' zip (build.STARTUP_BUNDLE, relative to the page),
     "base": the page's folder as an absolute URL, ending in "/"} (build.worker_config). Fetching the
     modules here rather than through PyScript's "files" takes them off the way to `ready`: they
     arrive while NumPy's wheel is unpacked and compiled.
@@ -152,12 +153,50 @@ def warm_up():
     """Load what start-up left for later (page.warm_up) and rehearse a slider's moves (page.rehearse):
     called by the bridge once the page is ready. Nothing the page shows changes; the last rehearsed
     move's patches come back for the bridge to apply to copies of the panels, off the page."""
+    import sys
+
     from attention_explorer import page
 
+    global _imported_at_start
     page.warm_up()
+    _imported_at_start = list(sys.modules)  # what a start-up imports (compiled_at_start)
     if _state is not None and _mode == "page":
         return page.rehearse(_state, _visible)
     return {}
+
+
+_imported_at_start = []
+
+
+def compiled_at_start(_unused=None):
+    """The modules imported by the end of warm_up that Python compiled from source, by where they come
+    from: {"stdlib": [...], "numpy": [...], "ours": [...]}. build_bytecode ships all of them as
+    bytecode; a name here is a module it missed (each costs its compile at every visit)."""
+    import importlib.util
+    import sys
+
+    found = {"stdlib": [], "numpy": [], "ours": []}
+    for name in _imported_at_start:
+        path = getattr(sys.modules.get(name), "__file__", None) or ""
+        if not path.endswith(".py"):  # built in, frozen, or imported from bytecode alone (.pyc)
+            continue
+        if "/python312.zip/" in path:
+            found["stdlib"].append(name)
+        elif "/site-packages/numpy/" in path:
+            found["numpy"].append(name)
+        elif name.split(".")[0] == "attention_explorer" and not _our_bytecode(importlib.util.cache_from_source(path)):
+            found["ours"].append(name)
+    return found
+
+
+def _our_bytecode(cached):
+    """Whether the .pyc at `cached` is build_bytecode's (unchecked hash-based: flags 0b01; Python itself
+    writes timestamp-based ones after compiling a source)."""
+    try:
+        with open(cached, "rb") as f:
+            return int.from_bytes(f.read(16)[4:8], "little") == 0b01
+    except OSError:
+        return False
 
 
 def dispatch(event):
@@ -289,15 +328,13 @@ class DownloadError(Exception):
 
 
 async def _fetch_bundle(url):
-    """Every module of the bundle at url ({path under py/: source}, build.startup_bundle) into the file
-    system at its path."""
-    import json
-    import os
+    """The bundle at url (a zip: our start-up modules' sources at their paths under py/, and their
+    bytecode where importlib looks for it; build.startup_bundle) unpacked into the file system here."""
+    import io
+    import zipfile
 
-    for rel, source in json.loads(await _fetch_bytes(url)).items():
-        os.makedirs(os.path.dirname(rel) or ".", exist_ok=True)
-        with open(rel, "w", encoding="utf-8") as f:
-            f.write(source)
+    with zipfile.ZipFile(io.BytesIO(await _fetch_bytes(url))) as bundle:
+        bundle.extractall()
 
 
 async def _fetch_module(base, rel):
@@ -422,4 +459,5 @@ def _listify(value):
 
 
 __export__ = ["load_numpy", "boot", "warm_up", "dispatch", "tip", "export_data", "embed_snippet", "export_caption", "core_selftest",
+              "compiled_at_start",
               "load_model", "download_progress"]
