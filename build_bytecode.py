@@ -44,7 +44,7 @@ from pathlib import Path
 
 NODE_MIN = 18  # Pyodide 0.27's own minimum
 COMPILE_TIMEOUT_S = 600  # boot + NumPy + our imports + compiling ~350 modules: ~15 s here, far more under load
-ZIP_LEVEL = 9  # members the step rewrites; the pinned zip's other members keep their compressed bytes
+ZIP_LEVEL = 9  # deflate level of the archives written (every member is compressed again)
 
 # Imported at start-up inside a function, so importing our modules does not import them (page.warm_up
 # imports difflib). tests/test_browser_skeleton.py lists every module a page compiled from source by the
@@ -61,6 +61,7 @@ import importlib, importlib.machinery, importlib.util, json, os, sys, zipfile, z
 from importlib._bootstrap_external import _code_to_hash_pyc
 
 spec = json.load(open("/out/spec.json"))
+sys.dont_write_bytecode = True  # /app is the source tree: no __pycache__ of 3.12's written into it
 sys.path.insert(0, "/app")
 for name in spec["imports"]:
     importlib.import_module(name)
