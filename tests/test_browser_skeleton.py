@@ -100,7 +100,7 @@ def test_python_compiles_nothing_at_start_up_it_imports_bytecode(live):
     """build_bytecode ships the modules a start-up imports (the standard library's, NumPy's, ours) as
     bytecode: compiling them in the browser took seconds at every visit. A module named here was
     compiled from source by the end of the worker's warm-up (add it to build_bytecode.ALSO_IMPORTED
-    if PyScript imports it, or check the start-up trace)."""
+    if start-up imports it inside a function)."""
     live.wait_for_function("!attentionExplorer.waiting().warming")
     compiled = live.evaluate("attentionExplorer.call('compiled_at_start')")
     assert compiled == {"stdlib": [], "numpy": [], "ours": []}, compiled

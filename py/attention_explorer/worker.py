@@ -48,6 +48,7 @@ _stale = set()   # panels whose inputs changed while they were off screen
 # (build.py) is not live: its tooltips are inline and would go stale.
 _live = set()
 _form_sent = None  # the form data last sent (page.model_form): sent again only when it changes
+_imported_at_start = []  # sys.modules' names at the end of warm_up (compiled_at_start)
 
 
 def _plain(event):
@@ -165,9 +166,6 @@ def warm_up():
     return {}
 
 
-_imported_at_start = []
-
-
 def compiled_at_start(_unused=None):
     """The modules imported by the end of warm_up that Python compiled from source, by where they come
     from: {"stdlib": [...], "numpy": [...], "ours": [...]}. build_bytecode ships all of them as
@@ -190,13 +188,17 @@ def compiled_at_start(_unused=None):
 
 
 def _our_bytecode(cached):
-    """Whether the .pyc at `cached` is build_bytecode's (unchecked hash-based: flags 0b01; Python itself
-    writes timestamp-based ones after compiling a source)."""
+    """Whether the .pyc at `cached` is build_bytecode's, which importlib takes without compiling: this
+    Python's magic number and unchecked hash-based (flags 0b01; Python itself writes timestamp-based
+    ones, flags 0, after compiling a source, when it writes any)."""
+    import importlib.util
+
     try:
         with open(cached, "rb") as f:
-            return int.from_bytes(f.read(16)[4:8], "little") == 0b01
+            header = f.read(16)
     except OSError:
         return False
+    return header[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(header[4:8], "little") == 0b01
 
 
 def dispatch(event):
