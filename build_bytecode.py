@@ -208,15 +208,14 @@ def _python_error(output: str) -> str:
     return "\n".join(line[:300] for line in output.strip().splitlines()[-20:])
 
 
-def with_bytecode(archive: bytes, pyc: dict[str, bytes]) -> tuple[bytes, dict[str, str]]:
-    """A zip with each member named in pyc (a .py member -> its bytecode) replaced by <member>c.
-
-    Every other member keeps its bytes, order and metadata. Returns the new zip and {old name: new name}.
-    """
-    renamed = {}
+def with_bytecode(archive: bytes, pyc: dict[str, bytes], replace: dict[str, bytes] | None = None) -> bytes:
+    """A zip with each member named in pyc (a .py member -> its bytecode) replaced by <member>c, and
+    each member named in `replace` given those bytes. Every other member keeps its bytes, order and
+    metadata."""
+    replace = replace or {}
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(archive)) as zin, zipfile.ZipFile(out, "w") as zout:
-        missing = set(pyc) - set(zin.namelist())
+        missing = (set(pyc) | set(replace)) - set(zin.namelist())
         if missing:
             raise BytecodeError(f"bytecode for members the archive does not have: {sorted(missing)[:5]}")
         for info in zin.infolist():
@@ -224,10 +223,10 @@ def with_bytecode(archive: bytes, pyc: dict[str, bytes]) -> tuple[bytes, dict[st
                 new = zipfile.ZipInfo(info.filename + "c", date_time=info.date_time)
                 new.external_attr = info.external_attr
                 zout.writestr(new, pyc[info.filename], compress_type=zipfile.ZIP_DEFLATED, compresslevel=ZIP_LEVEL)
-                renamed[info.filename] = new.filename
             else:
-                zout.writestr(info, zin.read(info), compresslevel=ZIP_LEVEL)
-    return out.getvalue(), renamed
+                data = replace[info.filename] if info.filename in replace else zin.read(info)
+                zout.writestr(info, data, compresslevel=ZIP_LEVEL)
+    return out.getvalue()
 
 
 def _record_hash(data: bytes) -> str:  # a wheel RECORD's hash field (PEP 376/427)
@@ -236,22 +235,15 @@ def _record_hash(data: bytes) -> str:  # a wheel RECORD's hash field (PEP 376/42
 
 def wheel_with_bytecode(wheel: bytes, pyc: dict[str, bytes]) -> bytes:
     """with_bytecode() for a wheel, its RECORD rewritten to list the .pyc members with their hashes."""
-    patched, renamed = with_bytecode(wheel, pyc)
-    with zipfile.ZipFile(io.BytesIO(patched)) as z:
+    with zipfile.ZipFile(io.BytesIO(wheel)) as z:
         (record,) = [n for n in z.namelist() if n.endswith(".dist-info/RECORD")]
         lines = []
         for line in z.read(record).decode().splitlines():
             name = line.split(",", 1)[0]
-            if name in renamed:
-                data = pyc[name]
-                line = f"{renamed[name]},{_record_hash(data)},{len(data)}"
+            if name in pyc:
+                line = f"{name}c,{_record_hash(pyc[name])},{len(pyc[name])}"
             lines.append(line)
-    record_bytes = ("\n".join(lines) + "\n").encode()
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(patched)) as zin, zipfile.ZipFile(out, "w") as zout:
-        for info in zin.infolist():
-            zout.writestr(info, record_bytes if info.filename == record else zin.read(info), compresslevel=ZIP_LEVEL)
-    return out.getvalue()
+    return with_bytecode(wheel, pyc, {record: ("\n".join(lines) + "\n").encode()})
 
 
 def lock_with_wheel(lock: bytes, package: str, wheel: bytes) -> bytes:
@@ -297,10 +289,18 @@ def runtime_bytecode(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: li
             if old != folder and old.is_dir():
                 shutil.rmtree(old, ignore_errors=True)
     manifest = json.loads((folder / "manifest.json").read_text())
-    stdlib, _ = with_bytecode((pyodide_dir / "python_stdlib.zip").read_bytes(),
-                              {m: (folder / "stdlib" / (m + "c")).read_bytes() for m in manifest["stdlib"]})
-    wheel = wheel_with_bytecode(numpy_wheel.read_bytes(),
-                                {m: (folder / "numpy" / (m + "c")).read_bytes() for m in manifest["numpy"]})
-    lock = lock_with_wheel((pyodide_dir / "pyodide-lock.json").read_bytes(), "numpy", wheel)
+    shipped = folder / "shipped"  # the rewritten archives (recompressing them takes seconds): made once too
+    if not (shipped / "pyodide-lock.json").exists():
+        stdlib = with_bytecode((pyodide_dir / "python_stdlib.zip").read_bytes(),
+                               {m: (folder / "stdlib" / (m + "c")).read_bytes() for m in manifest["stdlib"]})
+        wheel = wheel_with_bytecode(numpy_wheel.read_bytes(),
+                                    {m: (folder / "numpy" / (m + "c")).read_bytes() for m in manifest["numpy"]})
+        shipped.mkdir(exist_ok=True)
+        (shipped / "python_stdlib.zip").write_bytes(stdlib)
+        (shipped / numpy_wheel.name).write_bytes(wheel)
+        # the lock last: its presence says the others are complete
+        (shipped / "pyodide-lock.json").write_bytes(
+            lock_with_wheel((pyodide_dir / "pyodide-lock.json").read_bytes(), "numpy", wheel))
     ours = {rel: (cached, (folder / "app" / cached).read_bytes()) for rel, cached in manifest["app"].items()}
-    return RuntimeBytecode(stdlib, wheel, lock, ours, manifest)
+    return RuntimeBytecode((shipped / "python_stdlib.zip").read_bytes(), (shipped / numpy_wheel.name).read_bytes(),
+                           (shipped / "pyodide-lock.json").read_bytes(), ours, manifest)
