@@ -375,7 +375,7 @@ def worker_config(runtime_bytes: dict[str, int] | None = None) -> dict:
 
 # The runtime files shipped with bytecode in place of the source of the modules a start-up imports
 # (build_bytecode: every visit compiled them again in the browser; the bare runtime's repeat visit here
-# took 5.3 s with the sources, 2.5 s with the bytecode)
+# took 5.3 s with the sources, 2.4 s with the bytecode)
 RUNTIME_STDLIB = "vendor/pyodide/python_stdlib.zip"
 RUNTIME_NUMPY = "vendor/pyodide/numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
 RUNTIME_LOCK = "vendor/pyodide/pyodide-lock.json"

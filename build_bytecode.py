@@ -217,7 +217,7 @@ def with_bytecode(archive: bytes, pyc: dict[str, bytes], replace: dict[str, byte
     with zipfile.ZipFile(io.BytesIO(archive)) as zin, zipfile.ZipFile(out, "w") as zout:
         missing = (set(pyc) | set(replace)) - set(zin.namelist())
         if missing:
-            raise BytecodeError(f"bytecode for members the archive does not have: {sorted(missing)[:5]}")
+            raise BytecodeError(f"members the archive does not have: {sorted(missing)[:5]}")
         for info in zin.infolist():
             if info.filename in pyc:
                 new = zipfile.ZipInfo(info.filename + "c", date_time=info.date_time)
