@@ -7,6 +7,7 @@
 // piece of reader text; the bridge never builds markup from reader or URL text
 // (messages, notices and share text go in via textContent / .value).
 //
+// Starting the worker (PyScript, the runtime's download, NumPy) is in launch.js, a part of this bridge.
 // One more script touches the browser, in the worker: site/pyodide-progress.mjs, Pyodide's loader with a
 // byte count, because only the worker sees the runtime's download (the status line shows it).
 //
@@ -15,6 +16,8 @@
 // Saving a panel as SVG/PNG needs the rendered DOM, so that one job is done on this
 // thread too, in export.js, which is imported only when a reader exports (keeping this
 // file small enough to read in one sitting).
+
+import { firstWorker, onProgress, startWorker } from "./launch.js";
 
 const root = document.documentElement;
 const EMBED = root.dataset.mode === "embed";
@@ -31,6 +34,8 @@ function progress(text, step) {
   $("runtime-progress").value = step;
   $("runtime-progress").max = STEPS;
 }
+
+onProgress(progress); // the worker's start-up, from launch.js (it began before this module ran)
 
 function fail(message) {
   root.dataset.state = "error";
@@ -507,7 +512,7 @@ async function restartAfterTimeout(switchedOff = false) {
   $("attention-code-message").textContent = said;
   progress("Restarting Python after your function ran too long…", 0);
   try {
-    worker = await launch(currentHash());
+    worker = await launch(currentHash(), startWorker());
     root.dataset.state = "ready";
     statusBox.classList.add("is-ready");
     progress("Python is running again: every change you make is computed live in your browser.", STEPS);
@@ -880,89 +885,10 @@ if (EMBED && window.parent !== window) {
 
 // ---------------------------------------------------------------- start-up
 
-// Files the worker needs. Checked from the main thread while the worker boots,
-// because a missing file makes Pyodide's start-up hang inside the worker rather
-// than fail; this way the reader gets a message naming the file at once.
-const RUNTIME_FILES = ["vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.js",
-  "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json"];
-
-async function preflight() {
-  if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
-  await Promise.all(RUNTIME_FILES.map(async (path) => {
-    // no cache: "no-store": it made Chromium drop its cached compiled wasm on repeat visits
-    const res = await fetch(path, { method: "HEAD" });
-    if (!res.ok) throw new Error(`could not download ${path} (HTTP ${res.status})`);
-  }));
-}
-
-// The runtime's download, as the worker counts it (site/pyodide-progress.mjs, on the channel `name`),
-// against the files' sizes ({path: bytes}, build.runtime_counted_bytes): the progress line moves from
-// the first second, then says "Starting Python" once every byte is in. Returns a function that stops.
-function followDownload(name, files) {
-  const total = Object.values(files).reduce((a, b) => a + b, 0);
-  const channel = new BroadcastChannel(name);
-  let shown = "";
-  const show = (loaded) => {
-    const text = loaded >= total ? "Starting Python…"
-      : `Downloading Python: ${megabytes(loaded)} of ${megabytes(total)}\u00a0MB…`; // one line at 360 px
-    if (text === shown) return; // each text once (the worker posts up to ten counts a second)
-    shown = text;
-    progress(text, Math.min(loaded / total, 1));
-  };
-  if (total > 0) {
-    show(0);
-    channel.onmessage = (e) => { if (e.data && typeof e.data.loaded === "number") show(e.data.loaded); };
-  }
-  return () => channel.close();
-}
-
-// PyScript's core, minus the MutationObserver it puts on the whole document (childList, subtree,
-// attributes) to find <script type="py"> tags and py-* event attributes. This page has neither on the
-// main thread (Python runs in the worker; events come through this bridge), and that observer walked
-// every redrawn subtree with an XPath query and saw every attribute a slider's patch sets: measured
-// in bench_browser.py as a tenth of a full redraw's main-thread time. Its module makes the observer
-// (in a microtask) while it is imported, so it is caught then.
-async function importWithoutPageObserver(url) {
-  const observe = MutationObserver.prototype.observe;
-  const onDocument = [];
-  MutationObserver.prototype.observe = function (target, options) {
-    if (target === document && options && options.subtree && options.attributes) onDocument.push(this);
-    return observe.call(this, target, options);
-  };
-  try {
-    return await import(url);
-  } finally {
-    MutationObserver.prototype.observe = observe;
-    for (const o of onDocument) o.disconnect();
-  }
-}
-
-// A new worker: Pyodide, NumPy, then the page's state from the link (hash); its first reply applied.
-async function launch(hash) {
-  progress("Downloading Python…", 0);
-  const { PyWorker } = await importWithoutPageObserver("./vendor/pyscript/core.js");
-  // a new task for the worker's start-up: with the module's evaluation it made one long main-thread
-  // task (Lighthouse mobile: 190-270 ms of blocking); two shorter ones leave the page room to respond
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  // an object, not the JSON text: a second worker (after a restart) would be handed the text unparsed
-  // (pyscript.magic_js fails on it); Lighthouse measured no difference for the first
-  // build.worker_config: our start-up modules' bundle (fetched by the worker while NumPy loads), then PyScript's own
-  const { startup_bundle: bundle, runtime_files: files, ...config } = JSON.parse($("worker-config").textContent);
-  // Pyodide's loader with a byte count (site/pyodide-progress.mjs), its channel named in the fragment
-  const channel = `attention-explorer:runtime:${Math.random().toString(36).slice(2)}`;
-  const version = new URL(`./vendor/pyodide/attention-explorer-progress.mjs#${channel}`, document.baseURI).href;
-  const stopFollowing = followDownload(channel, files || {});
-  let w;
-  try {
-    [w] = await Promise.all([
-      PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
-      preflight(),
-    ]);
-  } finally {
-    stopFollowing();
-  }
-  progress("Loading NumPy…", 2);
-  await w.sync.load_numpy({ bundle, base: new URL(".", document.baseURI).href });
+// A worker being started (launch.js: Pyodide, NumPy and our start-up modules; the first one began as
+// this module was loaded), then the page's state from the link (hash); its first reply applied.
+async function launch(hash, starting) {
+  const w = await starting;
   progress("Computing attention in Python…", 3);
   applyResponse(await w.sync.boot(hash, EMBED ? "embed" : "page"));
   return w;
@@ -974,7 +900,7 @@ async function start() {
       fail("Python did not start within 3 minutes. The pictures are the pre-computed default; reload to try again.");
   }, BOOT_TIMEOUT_MS);
   try {
-    const w = await launch(location.hash);
+    const w = await launch(location.hash, firstWorker);
     worker = w;
     workerIsReady();
     // A handle for tests and for curious readers in the console: call the worker's exports.

@@ -7,7 +7,8 @@
 // library: build.RUNTIME_COUNTED_FILES) is counted through a clone read alongside: Pyodide keeps its
 // own response, URL included, so Chromium still caches the compiled WebAssembly. The running total
 // goes to the page on a BroadcastChannel named by this module's URL fragment (one per page: several
-// embeds of one site share an origin).
+// embeds of one site share an origin), and so does a file that could not be fetched ({failed, status}),
+// which the page reports in place of a start-up that would never finish.
 import { loadPyodide as loadRuntime, version } from "./pyodide.mjs";
 
 export { version };
@@ -28,6 +29,8 @@ export async function loadPyodide(options) {
   const counting = [];
   globalThis.fetch = async (...args) => {
     const response = await fetchAlone(...args);
+    // a file that is not there: the page says which at once (Pyodide's start-up would hang on it)
+    if (!response.ok) channel.postMessage({ failed: new URL(response.url).pathname.split("/").pop(), status: response.status });
     // a failed read: Pyodide's own read of the same response fails too, and says so
     if (response.ok && response.body) counting.push(count(response.clone()).catch(() => {}));
     return response;
