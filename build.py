@@ -327,9 +327,10 @@ ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # members of zips we write: no build time in t
 
 
 def startup_bundle(modules: list[str], bytecode: dict | None = None) -> bytes:
-    """The start-up modules as one zip the worker unpacks where it stands: each module's source at its
-    path under py/, and its bytecode (build_bytecode: {path: (path of its .pyc, bytes)}) where
-    importlib looks for it, so the worker imports without compiling and tracebacks keep their lines."""
+    """The start-up modules as one zip the worker imports from (zipimport; worker._fetch_bundle): each
+    module's source at its path under py/, and its bytecode (build_bytecode: {path: (path of its .pyc,
+    bytes)}) beside it, where zipimport looks, so the worker imports without compiling or unpacking and
+    tracebacks keep their lines."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
         for rel in sorted(modules):

@@ -20,8 +20,8 @@ This module then writes, from the pinned (verified) files:
   attention function may import anything);
 - NumPy's wheel the same way, its RECORD updated, and pyodide-lock.json with that wheel's sha256
   (Pyodide fetches the wheel with it as the integrity);
-- our start-up modules' .pyc, which the worker writes beside their sources (__pycache__, with the
-  name importlib gives it there), so tracebacks in our code still show their lines.
+- our start-up modules' .pyc, which build.startup_bundle zips beside their sources (module.pyc, where
+  zipimport looks: the worker imports from that zip), so tracebacks in our code still show their lines.
 Only the imported modules, because bytecode compresses to about twice the size of its source: the
 whole standard library as .pyc would add 1.7 MB to the download, the imported part ~0.6 MB.
 
@@ -98,7 +98,7 @@ for module in list(sys.modules.values()):
         manifest["numpy"].append(member)
 for rel in spec["app"]:
     with open("/app/" + rel, "rb") as f:
-        cached = importlib.util.cache_from_source(rel)  # e.g. attention_explorer/__pycache__/core.cpython-312.pyc
+        cached = rel + "c"  # beside the source, where zipimport looks (the worker imports from the zip)
         write("/out/app/" + cached, pyc(f.read(), rel))
         manifest["app"][rel] = cached
 manifest["stdlib"].sort()
