@@ -115,7 +115,7 @@ export async function startWorker() {
   let w;
   try {
     [w] = await Promise.race([download.failed, Promise.all([
-      PyWorker("./py/attention_explorer/worker.py", { type: "pyodide", version, config }),
+      PyWorker("./py/attention_explorer/worker_main.py", { type: "pyodide", version, config }),
       preflight(),
     ])]);
   } finally {

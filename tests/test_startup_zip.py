@@ -1,5 +1,5 @@
 """The worker imports our start-up modules straight from build.startup_bundle's zip (zipimport;
-worker._fetch_bundle), the way Python imports its standard library in the browser.
+worker_main.load_numpy), the way Python imports its standard library in the browser.
 
 Checked under CPython in a separate interpreter whose only way to our package is the zip: a bundle of
 the sources with this Python's own unchecked hash-based bytecode beside them (the built bundle's is

@@ -1,12 +1,14 @@
-"""The Python entry point in the browser worker (PyScript on Pyodide).
+"""The Python side of the browser worker (PyScript on Pyodide).
 
 The main-thread bridge (site/bridge.js) calls the exported functions through
 PyScript's `sync`; only plain data crosses (strings, numbers, booleans, lists,
-dicts). This module and the bridge are the only code that knows about the
-browser; everything it calls is pure and tested in CPython.
+dicts). This module (with worker_main.py, the worker's small main script, which
+loads NumPy and our start-up zip and forwards every other call here) and the
+bridge are the only code that knows about the browser; everything it calls is
+pure and tested in CPython.
 
-    load_numpy(spec)             -> NumPy version (loads NumPy from Pyodide's lock file; meanwhile
-                                    fetches our start-up modules: {"modules", "base"})
+    load_numpy(spec)             -> NumPy version (worker_main.py: loads NumPy from Pyodide's lock
+                                    file; meanwhile fetches our start-up modules' zip)
     boot(fragment, mode)         -> response      (first render; state from the URL fragment)
     warm_up()                    -> {panel id: [operation, ...]}  (load the views start-up left for later,
                                     rehearse a slider; its last move's patches, for the bridge to rehearse)
@@ -54,26 +56,6 @@ _imported_at_start = []  # sys.modules' names at the end of warm_up (compiled_at
 def _plain(event):
     """A JS object proxy -> a plain dict (under CPython tests it already is one)."""
     return event.to_py() if hasattr(event, "to_py") else dict(event)
-
-
-async def load_numpy(spec):
-    """NumPy from Pyodide's lock file and, at the same time, our start-up modules into the file system.
-
-    spec: {"bundle": the start-up modules' zip (build.STARTUP_BUNDLE, relative to the page),
-    "base": the page's folder as an absolute URL, ending in "/"} (build.worker_config). Fetching the
-    modules here rather than through PyScript's "files" takes them off the way to `ready`: they
-    arrive while NumPy's wheel is unpacked and compiled.
-    """
-    import asyncio
-
-    import pyodide_js  # only inside Pyodide
-
-    spec = _plain(spec)
-    await asyncio.gather(pyodide_js.loadPackage("numpy", {"messageCallback": lambda _msg: None}),
-                         _fetch_bundle(str(spec["base"]) + str(spec["bundle"])))
-    import numpy
-
-    return numpy.__version__
 
 
 def _panels_now(old, new) -> set:
@@ -316,25 +298,6 @@ class DownloadError(Exception):
     """A model file could not be had; the message is for the reader."""
 
 
-STARTUP_ZIP = "attention-explorer-startup.zip"  # where the start-up bundle is kept (the worker's folder)
-
-
-async def _fetch_bundle(url):
-    """The bundle at url (a zip of our start-up modules, each module's source with its bytecode beside
-    it; build.startup_bundle) saved as one file and put first on sys.path: Python imports from the zip
-    (zipimport, as it does the standard library), reading only the modules imported, and a traceback
-    still shows their lines (zipimport gives the sources to linecache). Unpacking the ~100 members
-    instead took 0.1-0.4 s of the worker's start-up, in the middle of NumPy's loading."""
-    import os
-    import sys
-
-    data = await _fetch_bytes(url)
-    path = os.path.abspath(STARTUP_ZIP)
-    with open(path, "wb") as f:
-        f.write(data)
-    sys.path.insert(0, path)
-
-
 async def _fetch_module(base, rel):
     """One of our modules, py/<rel> under the page's folder `base`, into the file system at <rel>, and
     its package told to look there too (the package itself came from the start-up zip)."""
@@ -353,14 +316,9 @@ async def _fetch_module(base, rel):
 
 async def _fetch_bytes(url, *, count=False):
     """The bytes at url (absolute), counting them into _progress["loaded"] as they arrive."""
-    import js
+    from attention_explorer.worker_main import fetched
 
-    try:
-        response = await js.fetch(url)
-    except Exception as exc:  # offline, refused, blocked
-        raise DownloadError(f"could not reach {url.rsplit('/', 1)[-1]} ({str(exc).splitlines()[-1][:80]})") from None
-    if not response.ok:
-        raise DownloadError(f"{url.rsplit('/', 1)[-1]} answered HTTP {response.status}")
+    response = await fetched(url, DownloadError)
     reader = response.body.getReader()
     chunks = []
     while True:
@@ -462,6 +420,7 @@ def _listify(value):
     return value.tolist() if hasattr(value, "tolist") else value
 
 
-__export__ = ["load_numpy", "boot", "warm_up", "dispatch", "tip", "export_data", "embed_snippet", "export_caption", "core_selftest",
+# the calls worker_main.py forwards here (tests/test_worker_main.py checks that the two lists agree)
+__export__ = ["boot", "warm_up", "dispatch", "tip", "export_data", "embed_snippet", "export_caption", "core_selftest",
               "compiled_at_start",
               "load_model", "download_progress"]

@@ -1,0 +1,93 @@
+"""The browser worker's main script: PyScript's PyWorker runs this file (site/launch.js names it), and
+each call it exports goes on to worker.py, which is the worker.
+
+Why a separate, small main script: PyScript fetches and compiles its main script from source at
+every start, before the page can make its first call. With worker.py (21 kB) as the main script that
+took ~0.12 s of a cold start (median of 5 alternating cold loads, 2026-12-03: Pyodide up -> main
+script running 143 ms, against 17 ms for a 0.3 kB script; a Pyodide that has run for a while, under
+Node, compiles it in ~14 ms). Imported from the start-up zip, worker.py comes as bytecode. So this script only fetches that zip while NumPy loads (load_numpy), puts it on
+sys.path, and forwards the rest. It runs only inside Pyodide, and touches the browser only inside
+its functions, as worker.py does.
+
+    load_numpy(spec) -> NumPy version   (spec: {"bundle": build.STARTUP_BUNDLE, "base": the page's folder})
+    boot, warm_up, dispatch, ...        -> worker.boot, worker.warm_up, ... (worker.py's docstring)
+"""
+
+STARTUP_ZIP = "attention-explorer-startup.zip"  # where the start-up zip is kept (the worker's folder)
+
+
+class StartupDownloadError(Exception):
+    """Our start-up modules' zip could not be downloaded; the message names it."""
+
+
+async def load_numpy(spec):
+    """NumPy from Pyodide's lock file and, meanwhile, our start-up modules' zip (build.startup_bundle:
+    each module's source with its bytecode beside it) saved as one file and put first on sys.path.
+    Python then imports our modules from the zip (zipimport, as it does the standard library): only
+    those imported, from their bytecode, and a traceback still shows their lines. Unpacking its ~100
+    members instead took 0.1-0.4 s of the start-up, in the middle of NumPy's loading."""
+    import os
+    import sys
+
+    import pyodide_js
+
+    spec = spec.to_py()
+    numpy_loaded = pyodide_js.loadPackage("numpy", {"messageCallback": lambda _msg: None})  # runs meanwhile
+    response = await fetched(str(spec["base"]) + str(spec["bundle"]), StartupDownloadError)
+    data = (await response.arrayBuffer()).to_bytes()
+    path = os.path.abspath(STARTUP_ZIP)
+    with open(path, "wb") as f:
+        f.write(data)
+    sys.path.insert(0, path)
+    await numpy_loaded
+    import numpy
+
+    return numpy.__version__
+
+
+async def fetched(url, error):
+    """The browser's response for url (absolute), or `error` saying which file and why (worker.py's
+    downloads use it too)."""
+    import js
+
+    name = url.rsplit("/", 1)[-1]
+    try:
+        response = await js.fetch(url)
+    except Exception as exc:  # offline, refused, blocked
+        raise error(f"could not reach {name} ({str(exc).splitlines()[-1][:80]})") from None
+    if not response.ok:
+        raise error(f"{name} answered HTTP {response.status}")
+    return response
+
+
+def _forward(name, is_async):
+    """The export `name`: worker.<name>, imported from the start-up zip at the first call."""
+    def call(*args):
+        from attention_explorer import worker
+
+        return getattr(worker, name)(*args)
+
+    async def call_async(*args):
+        from attention_explorer import worker
+
+        return await getattr(worker, name)(*args)
+
+    forward = call_async if is_async else call
+    forward.__name__ = name
+    return forward
+
+
+boot = _forward("boot", False)
+warm_up = _forward("warm_up", False)
+dispatch = _forward("dispatch", False)
+tip = _forward("tip", False)
+export_data = _forward("export_data", False)
+embed_snippet = _forward("embed_snippet", False)
+export_caption = _forward("export_caption", False)
+core_selftest = _forward("core_selftest", False)
+compiled_at_start = _forward("compiled_at_start", False)
+download_progress = _forward("download_progress", False)
+load_model = _forward("load_model", True)
+
+__export__ = ["load_numpy", "boot", "warm_up", "dispatch", "tip", "export_data", "embed_snippet", "export_caption",
+              "core_selftest", "compiled_at_start", "load_model", "download_progress"]
