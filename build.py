@@ -363,8 +363,8 @@ def worker_config(runtime_bytes: dict[str, int] | None = None) -> dict:
     """The worker's config: {"startup_bundle": STARTUP_BUNDLE, "runtime_files": runtime_bytes (see
     RUNTIME_COUNTED_FILES)}, both for the bridge; the rest PyScript's (none needed).
 
-    The bridge hands the bundle's path to the worker's load_numpy (worker_main.py), which fetches it while NumPy loads and
-    imports our modules from it. One request, not ~50: each fetch from Python
+    The bridge hands the bundle's path to the worker's load_numpy (worker_main.py), which fetches it
+    while NumPy loads and imports our modules from it. One request, not ~50: each fetch from Python
     is a round trip through Pyodide's event loop, and the ~50 of them took ~0.3 s of the worker's
     start-up (median of 5 cold loads: NumPy phase 2.6 -> 2.3 s). PyScript's "files" would fetch
     them before the worker runs, on the way to `ready`. NumPy is not listed under "packages": that

@@ -195,8 +195,8 @@ def compile_with_pyodide(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app
         if proc.returncode != 0 or not (out / "manifest.json").exists():
             raise BytecodeError(f"compiling with the pinned Pyodide under Node ({node}) failed (exit "
                                 f"{proc.returncode}):\n{_python_error(proc.stderr or proc.stdout)}\nA start-up "
-                                "module that cannot be imported outside the browser fails here: only worker.py and worker_main.py "
-                                "may touch the browser, and only inside their functions.")
+                                "module that cannot be imported outside the browser fails here: only worker.py and "
+                                "worker_main.py may touch the browser, and only inside their functions.")
     return json.loads((out / "manifest.json").read_text())
 
 

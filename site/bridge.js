@@ -1,7 +1,7 @@
 // The main-thread bridge: starts the Python worker, forwards events, swaps markup.
 //
-// It holds no state and no mathematics. Python (py/attention_explorer/worker.py, run by worker_main.py
-// in a PyScript worker so the page never freezes) owns the state and returns
+// It holds no state and no mathematics. Python (py/attention_explorer/worker.py, reached through
+// worker_main.py in a PyScript worker so the page never freezes) owns the state and returns
 // {panels: {id: markup}, values: {id: value}, message, field, notice, hash, focus}.
 // Panel markup comes from the project's own Python views, which escape every
 // piece of reader text; the bridge never builds markup from reader or URL text

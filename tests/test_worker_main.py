@@ -30,7 +30,12 @@ def test_a_forwarded_call_gives_what_the_worker_gives():
     direct = worker.boot("#q=2", "page")
     forwarded = worker_main.boot("#q=2", "page")
     assert forwarded == direct and forwarded["hash"]
-    assert worker_main.dispatch({"type": "query", "value": "3"}) == worker.dispatch({"type": "query", "value": "3"})
+    event = {"type": "set_query", "index": "3"}
+    worker.boot("", "page")
+    direct = worker.dispatch(event)
+    worker.boot("", "page")  # the same state again: the forwarded event makes the same change
+    forwarded = worker_main.dispatch(event)
+    assert forwarded == direct and not forwarded["message"] and "q=3" in forwarded["hash"]
     assert worker_main.download_progress() == worker.download_progress()
 
 

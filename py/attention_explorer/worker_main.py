@@ -5,9 +5,10 @@ Why a separate, small main script: PyScript fetches and compiles its main script
 every start, before the page can make its first call. With worker.py (21 kB) as the main script that
 took ~0.12 s of a cold start (median of 5 alternating cold loads, 2026-12-03: Pyodide up -> main
 script running 143 ms, against 17 ms for a 0.3 kB script; a Pyodide that has run for a while, under
-Node, compiles it in ~14 ms). Imported from the start-up zip, worker.py comes as bytecode. So this script only fetches that zip while NumPy loads (load_numpy), puts it on
-sys.path, and forwards the rest. It runs only inside Pyodide, and touches the browser only inside
-its functions, as worker.py does.
+Node, compiles it in ~14 ms). Imported from the start-up zip, worker.py comes as bytecode. So this
+script only fetches that zip while NumPy loads (load_numpy), puts it on sys.path, and forwards the
+rest. It runs only inside Pyodide, and touches the browser only inside its functions, as worker.py
+does.
 
     load_numpy(spec) -> NumPy version   (spec: {"bundle": build.STARTUP_BUNDLE, "base": the page's folder})
     boot, warm_up, dispatch, ...        -> worker.boot, worker.warm_up, ... (worker.py's docstring)
@@ -77,17 +78,10 @@ def _forward(name, is_async):
     return forward
 
 
-boot = _forward("boot", False)
-warm_up = _forward("warm_up", False)
-dispatch = _forward("dispatch", False)
-tip = _forward("tip", False)
-export_data = _forward("export_data", False)
-embed_snippet = _forward("embed_snippet", False)
-export_caption = _forward("export_caption", False)
-core_selftest = _forward("core_selftest", False)
-compiled_at_start = _forward("compiled_at_start", False)
-download_progress = _forward("download_progress", False)
-load_model = _forward("load_model", True)
+# worker.__export__ (tests/test_worker_main.py checks that they agree), and which of them are coroutines
+FORWARDED = ("boot", "warm_up", "dispatch", "tip", "export_data", "embed_snippet", "export_caption",
+             "core_selftest", "compiled_at_start", "load_model", "download_progress")
+ASYNC = {"load_model"}
+globals().update({name: _forward(name, name in ASYNC) for name in FORWARDED})
 
-__export__ = ["load_numpy", "boot", "warm_up", "dispatch", "tip", "export_data", "embed_snippet", "export_caption",
-              "core_selftest", "compiled_at_start", "load_model", "download_progress"]
+__export__ = ["load_numpy", *FORWARDED]
