@@ -327,8 +327,11 @@ def open_page(where, url: str, *, viewport=None, color_scheme="light", allowed_o
 
 def wait_ready(page, timeout=READY_TIMEOUT_MS):
     """Wait for the page's explicit readiness signal; fail at once on the error state."""
+    # polled every 100 ms, not every animation frame (Playwright's default): polling by frames makes
+    # Chromium run a frame's rendering 60 times a second through the whole start-up, which takes
+    # the cores from Pyodide's start (bench_browser.load_until_ready)
     page.wait_for_function("['ready','error'].includes(document.documentElement.dataset.state)",
-                           timeout=timeout)
+                           timeout=timeout, polling=100)
     state = page.evaluate("document.documentElement.dataset.state")
     assert state == "ready", f"runtime failed: {page.inner_text('#runtime-status')}"
     # a test starts once the worker's warm-up is over (bridge warmUp), which must leave the page as it
