@@ -326,11 +326,12 @@ STARTUP_BUNDLE = "py/startup.zip"  # under dist/: startup_sources() and their by
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # members of zips we write: no build time in them (the same input, the same bytes)
 
 
-def startup_bundle(modules: list[str], bytecode: dict | None = None) -> bytes:
+def startup_bundle(modules: list[str], bytecode: dict | None = None, dataclass_methods: bytes = b"") -> bytes:
     """The start-up modules as one zip the worker imports from (zipimport; worker_main.load_numpy): each
     module's source at its path under py/, and its bytecode (build_bytecode: {path: (path of its .pyc,
     bytes)}) beside it, where zipimport looks, so the worker imports without compiling or unpacking and
-    tracebacks keep their lines."""
+    tracebacks keep their lines; and, when given, the precompiled dataclass methods' table
+    (build_bytecode.DATACLASS_TABLE, read by attention_explorer/precompiled.py)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
         for rel in sorted(modules):
@@ -338,6 +339,9 @@ def startup_bundle(modules: list[str], bytecode: dict | None = None) -> bytes:
             if bytecode and rel in bytecode:
                 pyc_path, pyc = bytecode[rel]
                 z.writestr(zipfile.ZipInfo(pyc_path, date_time=ZIP_TIME), pyc, zipfile.ZIP_DEFLATED)
+        if dataclass_methods:
+            z.writestr(zipfile.ZipInfo(build_bytecode.DATACLASS_TABLE, date_time=ZIP_TIME), dataclass_methods,
+                       zipfile.ZIP_DEFLATED)
     return out.getvalue()
 
 
@@ -457,7 +461,7 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
     for rel, data in ((RUNTIME_STDLIB, compiled.stdlib_zip), (RUNTIME_NUMPY, compiled.numpy_wheel),
                       (RUNTIME_LOCK, compiled.lock)):
         (dist / rel).write_bytes(data)
-    (dist / STARTUP_BUNDLE).write_bytes(startup_bundle(startup_sources(), compiled.app))
+    (dist / STARTUP_BUNDLE).write_bytes(startup_bundle(startup_sources(), compiled.app, compiled.dataclass_methods))
     for asset in SITE.iterdir():
         if asset.is_file() and asset.name not in TEMPLATES and asset.name != PROGRESS_LOADER_SOURCE:
             shutil.copyfile(asset, dist / asset.name)

@@ -10,8 +10,9 @@ build.py calls runtime_bytecode() once per input (cached under .cache/bytecode/<
 pinned Pyodide under Node (the CPython 3.11 running build.py cannot write 3.12 bytecode: the magic
 number differs), which:
 1. boots, loads NumPy from its lock file, imports numpy, every start-up module of ours and the
-   modules they import only inside functions (ALSO_IMPORTED), and lists the modules that came from
-   the standard library's zip and from NumPy: what a start-up compiles;
+   modules they import only inside functions (ALSO_IMPORTED), recording each dataclass method text
+   compiled meanwhile, and lists the modules that came from the standard library's zip and from
+   NumPy: what a start-up compiles;
 2. compiles those, and every start-up module of ours, as unchecked hash-based .pyc (no mtimes to go
    stale: files in a page's file system have none worth checking).
 This module then writes, from the pinned (verified) files:
@@ -21,7 +22,10 @@ This module then writes, from the pinned (verified) files:
 - NumPy's wheel the same way, its RECORD updated, and pyodide-lock.json with that wheel's sha256
   (Pyodide fetches the wheel with it as the integrity);
 - our start-up modules' .pyc, which build.startup_bundle zips beside their sources (module.pyc, where
-  zipimport looks: the worker imports from that zip), so tracebacks in our code still show their lines.
+  zipimport looks: the worker imports from that zip), so tracebacks in our code still show their lines;
+- the methods `dataclasses` generated during those imports, as code objects keyed by their text
+  (DATACLASS_TABLE, zipped beside attention_explorer/precompiled.py, which uses them: `dataclasses`
+  otherwise compiles each one at every start).
 Only the imported modules, because bytecode compresses to about twice the size of its source: the
 whole standard library as .pyc would add 1.7 MB to the download, the imported part ~0.6 MB.
 
@@ -52,7 +56,26 @@ ZIP_LEVEL = 9  # deflate level of the archives written (every member is compress
 ALSO_IMPORTED = ("difflib",)
 
 STDLIB_PREFIX = "/lib/python312.zip/"  # where Pyodide mounts python_stdlib.zip
+# The precompiled dataclass methods' table (attention_explorer/precompiled.py), under py/ and in the zip
+DATACLASS_TABLE = "attention_explorer/dataclass_methods.marshal"
 SITE_PACKAGES = "/lib/python3.12/site-packages/"
+
+# From here on, each method text `dataclasses` exec()s (precompiled.py) is compiled as exec(text) would
+# compile it there, run, and kept in dataclass_methods: {text: code object}. Part of COMPILER (and of
+# tests/test_precompiled.py, under CPython).
+RECORDER = r'''
+import builtins, dataclasses, marshal
+dataclass_methods = {}
+
+
+def recording_exec(text, globals=None, locals=None):
+    code = compile(text, "<string>", "exec", dont_inherit=True)
+    dataclass_methods[text] = code
+    return builtins.exec(code, globals, locals)
+
+
+dataclasses.exec = recording_exec
+'''
 
 # Runs inside the pinned Pyodide (CPython 3.12) under Node. /out: the output folder; /app: py/.
 # spec.json: {"imports": [dotted names to import], "app": [our modules, paths under py/]}.
@@ -63,8 +86,10 @@ from importlib._bootstrap_external import _code_to_hash_pyc
 spec = json.load(open("/out/spec.json"))
 sys.dont_write_bytecode = True  # /app is the source tree: no __pycache__ of 3.12's written into it
 sys.path.insert(0, "/app")
+''' + RECORDER + r'''
 for name in spec["imports"]:
     importlib.import_module(name)
+dataclasses.exec = builtins.exec
 
 
 def pyc(source, filename):  # -> the bytes of an unchecked hash-based .pyc
@@ -101,6 +126,8 @@ for rel in spec["app"]:
         cached = rel + "c"  # beside the source, where zipimport looks (the worker imports from the zip)
         write("/out/app/" + cached, pyc(f.read(), rel))
         manifest["app"][rel] = cached
+write("/out/app/''' + DATACLASS_TABLE + r'''", importlib.util.MAGIC_NUMBER + marshal.dumps(dataclass_methods))
+manifest["dataclass_methods"] = len(dataclass_methods)
 manifest["stdlib"].sort()
 manifest["numpy"].sort()
 with open("/out/manifest.json", "w") as f:
@@ -135,6 +162,7 @@ class RuntimeBytecode:
     numpy_wheel: bytes  # NumPy's wheel, imported modules as .pyc, RECORD updated
     lock: bytes         # pyodide-lock.json carrying numpy_wheel's sha256
     app: dict           # {our module, path under py/: (path of its .pyc under py/, bytes)}
+    dataclass_methods: bytes  # the table for attention_explorer/precompiled.py (DATACLASS_TABLE)
     manifest: dict      # what was compiled, and by which Python (the compiler's manifest.json)
 
 
@@ -303,4 +331,5 @@ def runtime_bytecode(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: li
             lock_with_wheel((pyodide_dir / "pyodide-lock.json").read_bytes(), "numpy", wheel))
     ours = {rel: (cached, (folder / "app" / cached).read_bytes()) for rel, cached in manifest["app"].items()}
     return RuntimeBytecode((shipped / "python_stdlib.zip").read_bytes(), (shipped / numpy_wheel.name).read_bytes(),
-                           (shipped / "pyodide-lock.json").read_bytes(), ours, manifest)
+                           (shipped / "pyodide-lock.json").read_bytes(), ours,
+                           (folder / "app" / DATACLASS_TABLE).read_bytes(), manifest)

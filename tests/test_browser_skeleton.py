@@ -98,12 +98,13 @@ def test_page_is_ready_with_python_in_a_worker(live):
 
 def test_python_compiles_nothing_at_start_up_it_imports_bytecode(live):
     """build_bytecode ships the modules a start-up imports (the standard library's, NumPy's, ours) as
-    bytecode: compiling them in the browser took seconds at every visit. A module named here was
-    compiled from source by the end of the worker's warm-up (add it to build_bytecode.ALSO_IMPORTED
-    if start-up imports it inside a function)."""
+    bytecode, and the methods their dataclasses generate as code (precompiled.py): compiling them in
+    the browser took seconds at every visit. A module named here was compiled from source by the end
+    of the worker's warm-up (add it to build_bytecode.ALSO_IMPORTED if start-up imports it inside a
+    function); a dataclass method, from its text."""
     live.wait_for_function("!attentionExplorer.waiting().warming")
     compiled = live.evaluate("attentionExplorer.call('compiled_at_start')")
-    assert compiled == {"stdlib": [], "numpy": [], "ours": []}, compiled
+    assert compiled == {"stdlib": [], "numpy": [], "ours": [], "dataclass_methods": []}, compiled
 
 
 def test_the_status_line_counts_the_runtime_download_then_names_each_step(live, bundle):

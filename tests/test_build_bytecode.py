@@ -16,6 +16,7 @@ import pytest
 
 import build
 import build_bytecode as bb
+from attention_explorer import precompiled
 
 
 def _zip(members: dict[str, bytes]) -> bytes:
@@ -127,4 +128,8 @@ def test_the_start_up_zip_holds_each_start_up_module_and_its_bytecode_where_zipi
         assert data == (build.PY_SRC / rel).read_bytes(), rel
         pyc = members[rel + "c"]  # zipimport: module.pyc beside module.py (no __pycache__ in a zip)
         assert int.from_bytes(pyc[:2], "little") == 3531 and _pyc_header_flags(pyc) == 0b01, rel
+    # and the precompiled dataclass methods, made by the same Python (precompiled.py checks the magic)
+    table = members.pop(bb.DATACLASS_TABLE)
+    assert int.from_bytes(table[:2], "little") == 3531 and len(table) > 1000
+    assert bb.DATACLASS_TABLE == f"attention_explorer/{precompiled.TABLE}"
     assert len(members) == 2 * len(sources)

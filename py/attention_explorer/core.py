@@ -490,6 +490,8 @@ def sinusoidal_positional_encoding(n, d_model):  # int, int -> [n, d_model]
 
 @dataclass(frozen=True, eq=False)
 class BlockParams:
+    """One transformer block's weights (x @ W convention), checked and frozen."""
+
     w_q: np.ndarray  # [d_model, d_model]
     w_k: np.ndarray  # [d_model, d_model]
     w_v: np.ndarray  # [d_model, d_model]
@@ -530,6 +532,8 @@ def freeze_arrays(record):  # a frozen dataclass instance -> None
 
 @dataclass(frozen=True, eq=False)
 class BlockTrace:
+    """Every intermediate of one block's forward pass, for the views to draw (arrays frozen)."""
+
     x: np.ndarray  # [n, d_model] input
     mask: np.ndarray  # [n, n] bool, True = may attend (all True when none given)
     temperature: float

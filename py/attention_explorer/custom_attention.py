@@ -84,6 +84,8 @@ def attention(q, k, v, mask, temperature, scale):
 
 @dataclass(frozen=True)
 class Edit:
+    """A ready-made change to the attention function, offered as a button."""
+
     id: str        # stable, for events and permalinks: "no-scaling"
     title: str     # a button's label: "Drop the √d_k scaling"
     look_for: str  # one line: what to look for in the pictures once it runs

@@ -49,6 +49,8 @@ LAYER_STAGES = ("input", "attention", "heads", "multihead", "ffn")
 
 @dataclass(frozen=True)
 class Field:
+    """One state field's declaration: its default, permalink key, event, range and label."""
+
     name: str                 # the State attribute
     kind: str                 # text | index | choice | number | count | flag (see the module doc)
     default: object           # State()'s value; FROM_MODEL: the default model's

@@ -364,6 +364,8 @@ def _at_work(designed_word, pairs):  # [nd, nd] -> [k] bool
 
 @dataclass(frozen=True)
 class Match:
+    """How closely one trained head matches a designed head."""
+
     layer: int                         # 0-based layer of the trained head
     head: int                          # 0-based head within that layer
     agreement: Optional[float]         # mean over the rows where the designed head is at work (None: no such row)

@@ -104,6 +104,8 @@ def rehearse(state: st.State, on_screen: Optional[set]) -> dict[str, list]:
 
 @dataclass(frozen=True)
 class Panel:
+    """How one panel is drawn, redrawn live or patched, and which state fields it depends on."""
+
     render: Callable  # (state, computed) -> markup
     depends: frozenset  # State fields whose change means this panel must be redrawn
     render_live: Optional[Callable] = None  # the worker's redraws, when lighter than the pre-render

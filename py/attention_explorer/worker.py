@@ -150,13 +150,17 @@ def warm_up():
 
 def compiled_at_start(_unused=None):
     """The modules imported by the end of warm_up that Python compiled from source, by where they come
-    from: {"stdlib": [...], "numpy": [...], "ours": [...]}. build_bytecode ships all of them as
-    bytecode; a name here is a module it missed (each costs its compile at every visit). A module a
-    zip gave from its bytecode has the .pyc as its __file__ (the standard library's, ours); one it gave
+    from: {"stdlib": [...], "numpy": [...], "ours": [...]}, and the dataclass methods compiled from
+    their text ("dataclass_methods": ["module.method", ...]). build_bytecode ships all of them
+    compiled; a name here is one it missed (each costs its compile at every visit). A module a zip
+    gave from its bytecode has the .pyc as its __file__ (the standard library's, ours); one it gave
     from source, the .py; NumPy's come from files, whose .pyc sits in place of the source."""
     import sys
 
-    found = {"stdlib": [], "numpy": [], "ours": []}
+    from attention_explorer import precompiled
+
+    found = {"stdlib": [], "numpy": [], "ours": [],
+             "dataclass_methods": [f"{module}.{method}" for module, method in precompiled.compiled]}
     for name in _imported_at_start:
         path = getattr(sys.modules.get(name), "__file__", None) or ""
         if not path.endswith(".py"):  # built in, frozen, or imported from bytecode alone (.pyc)

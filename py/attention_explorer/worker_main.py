@@ -40,6 +40,9 @@ async def load_numpy(spec):
     with open(path, "wb") as f:
         f.write(data)
     sys.path.insert(0, path)
+    from attention_explorer import precompiled
+
+    precompiled.install()  # the dataclass methods, compiled at build time
     await numpy_loaded
     import numpy
 

@@ -30,6 +30,8 @@ from .. import core
 
 @dataclass(frozen=True)
 class HeadInfo:
+    """A head's name and what it does, for the head picker and its explanation."""
+
     name: str         # "Coreference"; shown in the head picker
     short: str        # "coref"; prefixes residual dims the head writes
     explanation: str  # a paragraph: what the head does and why
@@ -37,6 +39,8 @@ class HeadInfo:
 
 @dataclass(frozen=True)
 class Preset:
+    """A preset sentence with the query, head and note that go with it."""
+
     id: str
     title: str
     text: str
@@ -59,6 +63,8 @@ class DimRegion:
 
 @dataclass(frozen=True)
 class ModelDescription:
+    """What a model is, for the page: its shape, heads, presets and an honest note."""
+
     id: str                        # the #model value and the permalink's m=
     name: str                      # "Designed model (1 layer × 4 heads)"
     about: str                     # an honest paragraph: how the weights came to be

@@ -39,6 +39,8 @@ MINILM_CONFIG = dict(
 
 @dataclass(frozen=True, eq=False)
 class BertWeights:
+    """A BERT-style encoder's weights (embeddings, LayerNorm, one BlockParams per layer)."""
+
     word_embeddings: np.ndarray  # [vocab, d_model] (or any table with .shape and table[ids] -> [n, d_model])
     position_embeddings: np.ndarray  # [max_positions, d_model]
     token_type_embeddings: np.ndarray  # [n_token_types, d_model]
@@ -76,6 +78,8 @@ class BertWeights:
 
 @dataclass(frozen=True, eq=False)
 class EmbeddingTrace:
+    """The embedding step of one forward pass: word, position and type rows, summed, normalised."""
+
     token_ids: np.ndarray  # [n] int
     token_type_ids: np.ndarray  # [n] int
     word: np.ndarray  # [n, d_model] rows of the word-piece table

@@ -89,6 +89,8 @@ DESIGNED_NOT_TRAINED = (
 
 @dataclass(frozen=True)
 class ModelConfig:
+    """The designed model's sizes."""
+
     d_model: int = 256  # room for 42 named features, 4 head slots, detectors and a 128-wide positional code
     n_heads: int = 4  # one head per hand-designed behaviour
     d_head: int = 64  # d_model / n_heads, as in Vaswani et al.; √64 = 8 is an easy scale to divide by
@@ -427,6 +429,8 @@ def _attention_weights(cfg: ModelConfig):
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Detector:
+    """One feed-forward feature detector: the residual dims it reads and when it fires."""
+
     name: str  # also the name of the residual dim it writes
     inputs: tuple  # ((residual dim name, weight), ...)
     threshold: float  # fires when the weighted inputs exceed this (in units of a 0/1 feature)

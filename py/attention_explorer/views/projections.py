@@ -117,6 +117,8 @@ def _bandable(model, d: int) -> bool:
 
 @dataclass(frozen=True)
 class Band:
+    """Consecutive input dims drawn as one labelled row or one thin band."""
+
     dims: tuple[int, ...]  # input dims, consecutive in the shown rows
     banded: bool           # drawn as one thin band with one label (else one labelled row)
 
