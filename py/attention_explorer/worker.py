@@ -51,6 +51,7 @@ _stale = set()   # panels whose inputs changed while they were off screen
 _live = set()
 _form_sent = None  # the form data last sent (page.model_form): sent again only when it changes
 _imported_at_start = []  # sys.modules' names at the end of warm_up (compiled_at_start)
+_methods_compiled_at_start = []  # precompiled.compiled at the end of warm_up: ["module.method"]
 
 
 def _plain(event):
@@ -138,11 +139,12 @@ def warm_up():
     move's patches come back for the bridge to apply to copies of the panels, off the page."""
     import sys
 
-    from attention_explorer import page
+    from attention_explorer import page, precompiled
 
-    global _imported_at_start
+    global _imported_at_start, _methods_compiled_at_start
     page.warm_up()
     _imported_at_start = list(sys.modules)  # what a start-up imports (compiled_at_start)
+    _methods_compiled_at_start = [f"{module}.{method}" for module, method in precompiled.compiled]
     if _state is not None and _mode == "page":
         return page.rehearse(_state, _visible)
     return {}
@@ -151,16 +153,13 @@ def warm_up():
 def compiled_at_start(_unused=None):
     """The modules imported by the end of warm_up that Python compiled from source, by where they come
     from: {"stdlib": [...], "numpy": [...], "ours": [...]}, and the dataclass methods compiled from
-    their text ("dataclass_methods": ["module.method", ...]). build_bytecode ships all of them
+    their text by then ("dataclass_methods": ["module.method", ...]). build_bytecode ships all of them
     compiled; a name here is one it missed (each costs its compile at every visit). A module a zip
     gave from its bytecode has the .pyc as its __file__ (the standard library's, ours); one it gave
     from source, the .py; NumPy's come from files, whose .pyc sits in place of the source."""
     import sys
 
-    from attention_explorer import precompiled
-
-    found = {"stdlib": [], "numpy": [], "ours": [],
-             "dataclass_methods": [f"{module}.{method}" for module, method in precompiled.compiled]}
+    found = {"stdlib": [], "numpy": [], "ours": [], "dataclass_methods": list(_methods_compiled_at_start)}
     for name in _imported_at_start:
         path = getattr(sys.modules.get(name), "__file__", None) or ""
         if not path.endswith(".py"):  # built in, frozen, or imported from bytecode alone (.pyc)
