@@ -287,8 +287,8 @@ def load_until_ready(page, url):
     try:
         # Polled every 100 ms: Playwright's default polls on every animation frame, which makes Chromium
         # render a frame 60 times a second through the whole start-up (traced: ~250 frames, a quarter
-        # of the main thread's work in a cold load), as no reader's browser does, and costs more on a page with
-        # content than on the floor's empty one. The time comes from the page's own clock either way.
+        # of the main thread's work in a cold load), as no reader's browser does, and costs more on a
+        # page with content than on the floor's empty one. The time comes from the page's own clock.
         page.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=READY_TIMEOUT_MS,
                                polling=100)
     except PlaywrightTimeout:

@@ -327,9 +327,9 @@ def open_page(where, url: str, *, viewport=None, color_scheme="light", allowed_o
 
 def wait_ready(page, timeout=READY_TIMEOUT_MS):
     """Wait for the page's explicit readiness signal; fail at once on the error state."""
-    # polled every 100 ms, not every animation frame (Playwright's default): polling by frames makes
-    # Chromium run a frame's rendering 60 times a second through the whole start-up, which takes
-    # the cores from Pyodide's start (bench_browser.load_until_ready)
+    # both waits polled every 100 ms, not every animation frame (Playwright's default): polling by
+    # frames makes Chromium render 60 frames a second through the whole start-up and the warm-up,
+    # which takes the cores from Pyodide (bench_browser.load_until_ready)
     page.wait_for_function("['ready','error'].includes(document.documentElement.dataset.state)",
                            timeout=timeout, polling=100)
     state = page.evaluate("document.documentElement.dataset.state")
@@ -337,7 +337,7 @@ def wait_ready(page, timeout=READY_TIMEOUT_MS):
     # a test starts once the worker's warm-up is over (bridge warmUp), which must leave the page as it
     # was: its rehearsed slider moves come back as patches applied to copies of the panels only, so the
     # heatmap still shows the T of the slider (the rehearsal's moves are other values: page.REHEARSAL_MOVES)
-    page.wait_for_function("!window.attentionExplorer.waiting().warming", timeout=timeout)
+    page.wait_for_function("!window.attentionExplorer.waiting().warming", timeout=timeout, polling=100)
     shown = page.evaluate("""() => { const svg = document.querySelector('svg[data-view="attention-matrix"]');
         const slider = document.getElementById('temperature');
         return svg && slider ? [parseFloat(svg.dataset.temperature), parseFloat(slider.value)] : null; }""")

@@ -5,8 +5,8 @@ __setattr__ and __delattr__) as source text and exec()s that text, at every impo
 defines a dataclass. In the browser that is Python compiling in WebAssembly at start-up speed (V8's
 baseline code): the 16 dataclasses a start-up defines (81 methods) made most of the worker's start-up
 (worker.boot under the pinned Pyodide in Node, 2026-12-03: 110-146 ms, 45-52 ms with this; in Chromium
-"Computing attention" -> ready 137 -> 63 ms). build_bytecode records each text those imports exec together with
-its code object, compiled by the same pinned Pyodide, and build.startup_bundle puts the table in the
+"Computing attention" -> ready 137 -> 63 ms). build_bytecode records each text those imports exec
+together with its code object, compiled by the same pinned Pyodide, and build.startup_bundle puts the table in the
 start-up zip beside this module (TABLE). install() makes `dataclasses` run those code objects instead
 of compiling the same text again: the same text gives the same code, so nothing else changes. A text
 the table lacks (a reader's own dataclass, a class changed since the build) is compiled as before,
