@@ -26,7 +26,9 @@ async def load_numpy(spec):
     each module's source with its bytecode beside it) saved as one file and put first on sys.path.
     Python then imports our modules from the zip (zipimport, as it does the standard library): only
     those imported, from their bytecode, and a traceback still shows their lines. Unpacking its ~100
-    members instead took 0.1-0.4 s of the start-up, in the middle of NumPy's loading."""
+    members instead took 0.1-0.4 s of the start-up, in the middle of NumPy's loading. Before NumPy is
+    imported, zip_once makes every later import from a zip (ours, the standard library's) read its
+    module once, and precompiled gives dataclasses its methods' code."""
     import os
     import sys
 
@@ -40,8 +42,9 @@ async def load_numpy(spec):
     with open(path, "wb") as f:
         f.write(data)
     sys.path.insert(0, path)
-    from attention_explorer import precompiled
+    from attention_explorer import precompiled, zip_once
 
+    zip_once.install()  # from here on each module a zip gives is read from it once, not twice
     precompiled.install()  # the dataclass methods, compiled at build time
     await numpy_loaded
     import numpy
