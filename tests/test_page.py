@@ -201,10 +201,11 @@ def test_start_up_leaves_the_later_views_unloaded():
     script = ("import sys, types\n"
               "from attention_explorer import page, worker\n"
               "worker.boot('', 'page')\n"
-              "loaded = [m for m in page.LATER if type(sys.modules[f'attention_explorer.{m}']) is types.ModuleType]\n"
+              "loaded = [m for m in page.LATER if f'attention_explorer.{m}' in sys.modules]\n"
               "print(','.join(loaded))\n"
               "page.warm_up()\n"
-              "print(all(type(sys.modules[f'attention_explorer.{m}']) is types.ModuleType for m in page.LATER))\n")
+              "print(all(type(sys.modules[f'attention_explorer.{m}']) is types.ModuleType for m in page.LATER)\n"
+              "      and all(type(getattr(page, n)) is types.ModuleType for n in ('affinity', 'ffn', 'pairs_view')))\n")
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", script], cwd=root / "py", capture_output=True, text=True, check=True)
     loaded, after = out.stdout.splitlines()

@@ -102,7 +102,7 @@ def test_a_module_found_but_loaded_later_lazily_is_still_read_once(demo_zip, rea
     try:
         importlib.import_module(PACKAGE)
         reads.clear()
-        spec = importlib.util.find_spec(f"{PACKAGE}.compiled")  # as page._on_first_use does
+        spec = importlib.util.find_spec(f"{PACKAGE}.compiled")  # as importlib.util.LazyLoader users do
         spec.loader = importlib.util.LazyLoader(spec.loader)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module

@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-import importlib.util
-import sys
+import importlib
 
 from . import state as st, tokens
 from .fields import BY_NAME, LAYER_STAGES, MODEL_INPUTS, PANEL_IDS
@@ -22,25 +21,29 @@ from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
 
 
-def _on_first_use(name: str):
-    """The module `name`, executed when one of its attributes is first read (importlib's LazyLoader).
+class _Later:
+    """Stands for the module `name` until one of its attributes is first read, which imports it.
 
-    In the browser every import compiles its source (Pyodide keeps no bytecode between visits), and
-    the views of the panels below the first screen are not needed until the reader gets there or
-    changes something: leaving them for later takes ~0.3 s off the worker's start-up (the worker
-    loads them all right after it is ready, see worker.warm_up). Under CPython it changes nothing
-    but the moment of the import.
+    In the browser every module imported costs the start-up its reading and running (WebAssembly not
+    yet optimised), and the views of the panels below the first screen are not needed until the reader
+    gets there or changes something: the worker imports them right after it is ready (warm_up). Not
+    importlib's LazyLoader, which needs the module's spec, and finding that in a zip reads the module's
+    code (zip_once): that was ~13 ms of the start-up for these 17 modules. Under CPython it changes
+    nothing but the moment of the import.
     """
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    parent, _, child = name.rpartition(".")
-    setattr(sys.modules[parent], child, module)
-    return module
+    __slots__ = ("_name", "_module")
+
+    def __init__(self, name: str):
+        self._name, self._module = name, None
+
+    def __getattr__(self, attr):
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+            # from now on this module's name here is the module itself: no detour through this object
+            for key, value in list(globals().items()):
+                if value is self:
+                    globals()[key] = self._module
+        return getattr(self._module, attr)
 
 
 # Panels of these modules are declared below without reading any of their attributes (lambdas, and
@@ -49,14 +52,14 @@ LATER = ("views.affinity", "views.compare", "views.embedding", "views.explain", 
          "views.multihead", "views.projections", "views.qk_dot", "views.routing", "views.why", "head_patterns",
          "views.head_grid", "views.aggregates", "views.ablation", "views.pairs", "pairs")
 (affinity, compare, embedding, explain, ffn, layernorm, multihead, projections, qk_dot, routing, why,
- head_patterns, head_grid, aggregates, ablation, pairs_view, pairs) = (_on_first_use(f"{__package__}.{m}")
+ head_patterns, head_grid, aggregates, ablation, pairs_view, pairs) = (_Later(f"{__package__}.{m}")
                                                                        for m in LATER)
 
 
 def warm_up() -> None:
-    """Load every module left for later (one attribute read each): the worker's first idle moment."""
-    for name in LATER:
-        getattr(sys.modules[f"{__package__}.{name}"], "__doc__")
+    """Import every module left for later: the worker's first idle moment."""
+    for later in [value for value in globals().values() if isinstance(value, _Later)]:
+        getattr(later, "__name__")  # imports the module, which takes the stand-in's place
     import difflib  # noqa: F401  (state and head_patterns import it where they use it: ready before a reader types)
 
 
