@@ -488,6 +488,8 @@ def bench_slider(browser, url, moves):
     ctx, page = open_ready(browser, url, {"width": 1280, "height": 800})
     for n in (8, 32):
         set_sentence(page, n)
+        # the sentence's "change" event may redraw the heatmap once more: scrolled to once that is done
+        settle(page, f"the redraws after typing the {n}-token sentence to settle")
         page.locator('svg[data-view="attention-matrix"]').scroll_into_view_if_needed()
         settle(page, f"the viewport report and its redraws to settle ({n} tokens, heatmap scrolled into view)")
         where = heatmap_on_screen(page)
