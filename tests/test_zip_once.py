@@ -38,11 +38,7 @@ def demo_zip(tmp_path):
     sys.path.insert(0, str(path))
     yield path
     sys.path.remove(str(path))
-    for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
-        del sys.modules[name]
-    sys.path_importer_cache.pop(str(path), None)
-    sys.path_importer_cache.pop(str(path / PACKAGE), None)
-    importlib.invalidate_caches()
+    forget(path)
 
 
 @pytest.fixture
@@ -66,9 +62,11 @@ def import_all():
 
 
 def forget(path):
+    """The demo package unimported and the zip's importers dropped: the next import reads it afresh."""
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
         del sys.modules[name]
     sys.path_importer_cache.pop(str(path), None)
+    sys.path_importer_cache.pop(str(path / PACKAGE), None)
     importlib.invalidate_caches()
 
 

@@ -24,12 +24,12 @@ _original: dict[str, object] = {}  # the zipimporter methods replaced, while ins
 
 
 def install() -> bool:
-    cls = zipimport.zipimporter
-    find_code = getattr(zipimport, "_get_module_code", None)  # -> (code, is package, file name)
     if _original:
         return True
-    if find_code is None or not callable(getattr(cls, "get_filename", None)):
+    find_code = getattr(zipimport, "_get_module_code", None)  # -> (code, is package, file name)
+    if find_code is None:
         return False
+    cls = zipimport.zipimporter
     get_code = cls.get_code
 
     def get_filename(self, fullname):
