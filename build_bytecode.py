@@ -291,6 +291,49 @@ def _cache_key(parts: list[bytes]) -> str:
     return h.hexdigest()[:16]
 
 
+# Two builds may fill the cache at once (pytest workers, a build beside a test run): each makes its
+# output in a folder of its own, named by its process, then moves it into place in one rename.
+PART = ".part-"
+
+
+def _part_folder(folder: Path) -> Path:
+    """An empty folder beside `folder` for this process's output (a leftover of this pid removed)."""
+    part = folder.with_name(f"{folder.name}{PART}{os.getpid()}")
+    shutil.rmtree(part, ignore_errors=True)
+    return part
+
+
+def _in_progress(folder: Path) -> bool:
+    """Whether `folder` is another running process's part folder (a dead one's is left over: not)."""
+    name, _, pid = folder.name.rpartition(PART)
+    if not name or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
+
+
+def _publish(part: Path, folder: Path, complete: str) -> None:
+    """Move `part` to `folder` in one rename. If another build got there first with a complete output
+    (`complete` in it), that one stays (it may be being read) and ours goes; an incomplete leftover
+    is moved aside and replaced."""
+    for _ in range(2):
+        try:
+            os.replace(part, folder)  # fails if a non-empty folder is there
+            return
+        except OSError:
+            if (folder / complete).exists():
+                shutil.rmtree(part, ignore_errors=True)
+                return
+            aside = _part_folder(folder.with_name(folder.name + ".old"))
+            os.replace(folder, aside)
+            shutil.rmtree(aside, ignore_errors=True)
+    raise BytecodeError(f"could not move {part} to {folder}: something keeps writing there")
+
 def runtime_bytecode(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: list[str],
                      cache: Path) -> RuntimeBytecode:
     """The compiled runtime and our modules' bytecode, made once per input and cached in cache/<key>/.
@@ -304,17 +347,15 @@ def runtime_bytecode(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: li
                       *(rel.encode() + b"\0" + (py_src / rel).read_bytes() for rel in app)])
     folder = cache / key
     if not (folder / "manifest.json").exists():
-        part = cache / (key + ".part")
-        shutil.rmtree(part, ignore_errors=True)
+        part = _part_folder(folder)
         try:
             compile_with_pyodide(pyodide_dir, numpy_wheel, py_src, app, part)
         except BytecodeError:
             shutil.rmtree(part, ignore_errors=True)
             raise
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(part, folder)
+        _publish(part, folder, "manifest.json")
         for old in cache.iterdir():  # earlier inputs' outputs (~4 MB each): one build's is kept
-            if old != folder and old.is_dir():
+            if old != folder and old.is_dir() and not _in_progress(old):
                 shutil.rmtree(old, ignore_errors=True)
     manifest = json.loads((folder / "manifest.json").read_text())
     shipped = folder / "shipped"  # the rewritten archives (recompressing them takes seconds): made once too
@@ -323,12 +364,13 @@ def runtime_bytecode(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: li
                                {m: (folder / "stdlib" / (m + "c")).read_bytes() for m in manifest["stdlib"]})
         wheel = wheel_with_bytecode(numpy_wheel.read_bytes(),
                                     {m: (folder / "numpy" / (m + "c")).read_bytes() for m in manifest["numpy"]})
-        shipped.mkdir(exist_ok=True)
-        (shipped / "python_stdlib.zip").write_bytes(stdlib)
-        (shipped / numpy_wheel.name).write_bytes(wheel)
-        # the lock last: its presence says the others are complete
-        (shipped / "pyodide-lock.json").write_bytes(
+        part = _part_folder(shipped)
+        part.mkdir()
+        (part / "python_stdlib.zip").write_bytes(stdlib)
+        (part / numpy_wheel.name).write_bytes(wheel)
+        (part / "pyodide-lock.json").write_bytes(
             lock_with_wheel((pyodide_dir / "pyodide-lock.json").read_bytes(), "numpy", wheel))
+        _publish(part, shipped, "pyodide-lock.json")
     ours = {rel: (cached, (folder / "app" / cached).read_bytes()) for rel, cached in manifest["app"].items()}
     return RuntimeBytecode((shipped / "python_stdlib.zip").read_bytes(), (shipped / numpy_wheel.name).read_bytes(),
                            (shipped / "pyodide-lock.json").read_bytes(), ours,

@@ -73,6 +73,103 @@ def test_no_node_is_a_build_error_saying_what_to_install(monkeypatch):
         bb.choose_node()
 
 
+# --------------------------------------------------------------------------- the cache, shared
+
+def _inputs(tmp_path):
+    """Pinned-runtime stand-ins for runtime_bytecode: a Pyodide folder, a wheel, one app module."""
+    pyodide = tmp_path / "pyodide"
+    pyodide.mkdir()
+    (pyodide / "python_stdlib.zip").write_bytes(_zip({"os.py": b"x = 1\n"}))
+    (pyodide / "pyodide-lock.json").write_text(json.dumps({"info": {}, "packages": {"numpy": {"sha256": ""}}}))
+    wheel = tmp_path / "numpy-1-py3-none-any.whl"
+    wheel.write_bytes(_zip({"numpy/__init__.py": b"", "numpy-1.dist-info/RECORD": b"numpy/__init__.py,,\n"}))
+    src = tmp_path / "src"
+    (src / "app").mkdir(parents=True)
+    (src / "app" / "m.py").write_text("y = 2\n")
+    return pyodide, wheel, src, ["app/m.py"]
+
+
+def _fake_compiler(tag: str, during=None):
+    """compile_with_pyodide's stand-in (no Node): writes a complete output marked `tag`; `during()`
+    runs before the manifest is written, as another process's work would interleave."""
+    def compile_(pyodide_dir, numpy_wheel, py_src, app, out):
+        (out / "stdlib").mkdir(parents=True)
+        (out / "stdlib" / "os.pyc").write_bytes(b"BYTECODE " + tag.encode())
+        (out / "numpy" / "numpy").mkdir(parents=True)
+        (out / "numpy" / "numpy" / "__init__.pyc").write_bytes(b"")
+        (out / "app" / "attention_explorer").mkdir(parents=True)
+        (out / "app" / "app" / "m.pyc").parent.mkdir(parents=True)
+        (out / "app" / "app" / "m.pyc").write_bytes(tag.encode())
+        (out / "app" / bb.DATACLASS_TABLE).write_bytes(b"")
+        if during:
+            during()
+        manifest = {"stdlib": ["os.py"], "numpy": ["numpy/__init__.py"], "app": {"app/m.py": "app/m.pyc"}}
+        (out / "manifest.json").write_text(json.dumps(manifest))
+        return manifest
+    return compile_
+
+
+def test_a_cache_another_build_filled_meanwhile_is_kept_and_ours_dropped(tmp_path, monkeypatch):
+    # another process compiles the same inputs while this one does and publishes first: its output
+    # stays (it may be reading it), this one's part folder goes, and both read one complete output
+    pyodide, wheel, src, app = _inputs(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+
+    def other_build_finishes():
+        with monkeypatch.context() as other:  # another process: its own pid, its own compiler run
+            other.setattr(bb.os, "getpid", lambda: 4_000_000)
+            other.setattr(bb, "compile_with_pyodide", _fake_compiler("other"))
+            bb.runtime_bytecode(pyodide, wheel, src, app, cache)
+
+    monkeypatch.setattr(bb, "compile_with_pyodide", _fake_compiler("ours", during=other_build_finishes))
+    out = bb.runtime_bytecode(pyodide, wheel, src, app, cache)
+    assert out.app == {"app/m.py": ("app/m.pyc", b"other")}
+    (folder,) = cache.iterdir()  # one output, no part folder left
+    assert bb.PART not in folder.name and not list(folder.glob("*" + bb.PART + "*"))
+    assert _members(out.stdlib_zip)["os.pyc"] == b"BYTECODE other"
+
+
+def test_the_cache_cleanup_spares_a_running_builds_part_folder_and_removes_a_dead_ones(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    pyodide, wheel, src, app = _inputs(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    try:
+        running = cache / f"0123456789abcdef{bb.PART}{alive.pid}"
+        leftover = cache / f"fedcba9876543210{bb.PART}{dead.pid}"
+        earlier = cache / "00000000deadbeef"  # an earlier input's output
+        for folder in (running, leftover, earlier):
+            folder.mkdir()
+        monkeypatch.setattr(bb, "compile_with_pyodide", _fake_compiler("ours"))
+        bb.runtime_bytecode(pyodide, wheel, src, app, cache)
+        names = {p.name for p in cache.iterdir()}
+        assert running.name in names and leftover.name not in names and earlier.name not in names
+        assert len(names) == 2
+    finally:
+        alive.kill()
+        alive.wait()
+
+
+def test_an_incomplete_cache_folder_is_replaced(tmp_path, monkeypatch):
+    pyodide, wheel, src, app = _inputs(tmp_path)
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(bb, "compile_with_pyodide", _fake_compiler("first"))
+    bb.runtime_bytecode(pyodide, wheel, src, app, cache)
+    (folder,) = cache.iterdir()
+    (folder / "manifest.json").unlink()  # a half-deleted folder
+    (folder / "shipped" / "pyodide-lock.json").unlink()
+    monkeypatch.setattr(bb, "compile_with_pyodide", _fake_compiler("second"))
+    out = bb.runtime_bytecode(pyodide, wheel, src, app, cache)
+    assert out.app["app/m.py"][1] == b"second"
+    assert [p.name for p in cache.iterdir()] == [folder.name]
+
+
 # --------------------------------------------------------------------------- the built bundle
 
 
