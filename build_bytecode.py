@@ -312,8 +312,8 @@ def _in_progress(folder: Path) -> bool:
         os.kill(int(pid), 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # alive, someone else's
-        return True
+    except PermissionError:  # alive, another user's
+        pass
     return True
 
 
@@ -333,6 +333,7 @@ def _publish(part: Path, folder: Path, complete: str) -> None:
             os.replace(folder, aside)
             shutil.rmtree(aside, ignore_errors=True)
     raise BytecodeError(f"could not move {part} to {folder}: something keeps writing there")
+
 
 def runtime_bytecode(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: list[str],
                      cache: Path) -> RuntimeBytecode:

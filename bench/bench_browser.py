@@ -10,7 +10,8 @@ same executable and flags throughout.
 
 - load (--runs of each page, default 16, alternating real/floor and flipping the order each
   time; 16 because one page's cold loads range over +-20 % within minutes on this shared 2-core
-  machine, so the ratio of two 8-load medians moved by ~0.05 from run to run, half the budget's margin): each load in a new, empty browser profile (a first visit), time from navigation
+  machine, so the ratio of two 8-load medians moved by ~0.05 from run to run, half the budget's
+  margin): each load in a new, empty browser profile (a first visit), time from navigation
   start to html[data-state="ready"] (the page's readiness signal) for the real page, against
   the floor: a page that only starts Pyodide + NumPy in a PyScript worker from the same
   dist/ files (PyScript's PyWorker with the local pyodide.mjs, then pyodide.loadPackage

@@ -10,6 +10,8 @@ import base64
 import hashlib
 import io
 import json
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -131,9 +133,6 @@ def test_a_cache_another_build_filled_meanwhile_is_kept_and_ours_dropped(tmp_pat
 
 
 def test_the_cache_cleanup_spares_a_running_builds_part_folder_and_removes_a_dead_ones(tmp_path, monkeypatch):
-    import subprocess
-    import sys
-
     pyodide, wheel, src, app = _inputs(tmp_path)
     cache = tmp_path / "cache"
     cache.mkdir()
