@@ -191,25 +191,32 @@ def test_a_press_while_the_page_scrolls_to_a_stage_is_never_moved_from_under_the
     start = page.evaluate("scrollY")
     page.locator('.step[data-value="5"]').click()  # a long smooth scroll to the FFN section
     page.wait_for_function(f"scrollY > {start + 40}")  # the page's own scroll is under way
-    # where the page was left: the FFN section's top, and the stage section on screen (its top)
+    # where the page was left: the FFN section's top, scrollY, and what the reader sees: the first heading or
+    # panel whose top is on screen (both stay in the page when Python redraws a panel: only their insides change)
     left_at = page.evaluate("""() => new Promise((resolve) => {
         document.getElementById('temperature').dispatchEvent(new PointerEvent('pointerdown', { bubbles: true }));
         window.scrollTo({ top: scrollY + 10, behavior: 'instant' });
-        const sections = [...document.querySelectorAll('section[id^="stage-"]')];
-        const shown = sections.filter((s) => s.getBoundingClientRect().top <= innerHeight / 2).pop() || sections[0];
-        const left = [document.getElementById('stage-ffn').getBoundingClientRect().top, shown.id,
-                      shown.getBoundingClientRect().top];
+        const marks = [...document.querySelectorAll('section[id^="stage-"] h2, [data-panel]')];
+        const seen = marks.findIndex((m) => { const top = m.getBoundingClientRect().top;
+                                              return top >= 0 && top < innerHeight; });
+        window.seenMark = marks[seen];  // the element itself: found again below whatever the page adds
+        const left = [document.getElementById('stage-ffn').getBoundingClientRect().top, scrollY, seen,
+                      seen < 0 ? null : marks[seen].getBoundingClientRect().top];
         window.addEventListener('scrollend', () => requestAnimationFrame(() => requestAnimationFrame(
             () => resolve(left))), { once: true }); })""")
     _scrolling_stopped(page)
-    ffn_top, shown, shown_top = left_at
+    ffn_top, scroll_y, seen, seen_top = left_at
     assert ffn_top > page.viewport_size["height"], "this test no longer cuts the page's scroll short"
+    assert seen >= 0, "no heading or panel had its top on screen where the page was left"
     # What the reader sees stays put. Panels drawn above may change scrollY (scroll anchoring keeps the
     # content on screen where it is: on a busy machine by more than a screen, as panels the scroll passed
     # were drawn late); a jump moves the content, and brings the FFN up.
-    now = page.evaluate("""([id]) => [document.getElementById('stage-ffn').getBoundingClientRect().top,
-                                      document.getElementById(id).getBoundingClientRect().top]""", [shown])
-    assert abs(now[1] - shown_top) < 100 and now[0] > page.viewport_size["height"], \
-        f"the page moved after the reader pressed a control: #{shown}'s top {shown_top} -> {now[1]} px, the " \
-        f"FFN section's top now {now[0]}"
+    now = page.evaluate("""() => { const mark = window.seenMark;
+        return [document.getElementById('stage-ffn').getBoundingClientRect().top, scrollY,
+                mark.getBoundingClientRect().top, mark.dataset.panel || mark.textContent.trim().slice(0, 40),
+                mark.isConnected]; }""")
+    assert now[4], f"{now[3]!r}, on screen where the page was left, is no longer in the page"
+    assert abs(now[2] - seen_top) < 100 and now[0] > page.viewport_size["height"], \
+        f"the page moved after the reader pressed a control: {now[3]!r}'s top {seen_top} -> {now[2]} px " \
+        f"(scrollY {scroll_y} -> {now[1]}), the FFN section's top {ffn_top} -> {now[0]}"
     assert page.get_attribute('.stepper [aria-current="step"]', "data-value") == "5"
