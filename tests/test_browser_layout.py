@@ -84,6 +84,45 @@ def test_a_figure_that_scrolls_sideways_says_so(phone):
     problems.assert_none()
 
 
+# In the page: each box drawn that scrolls sideways (overflow-x auto or scroll) and is wider than itself:
+# [its panel and classes, marked .is-scrollable, the text above it (its ::before)]
+SIDEWAYS_JS = """() => [...document.querySelectorAll('*')].filter((e) => {
+    const style = getComputedStyle(e);
+    return ['auto', 'scroll'].includes(style.overflowX) && e.scrollWidth > e.clientWidth + 1
+      && e.getClientRects().length > 0; })
+  .map((e) => [`${(e.closest('[data-panel]') || e).dataset.panel} ${e.className}`,
+               e.classList.contains('is-scrollable'), getComputedStyle(e, '::before').content])"""
+
+
+def test_on_a_phone_nothing_scrolls_sideways_without_saying_so(phone):
+    """Every box wider than the phone's column that scrolls sideways inside it says so above itself, in
+    words that fit it: a table cut off at the right edge (the score's terms, with where each comes from)
+    otherwise reads as complete. The score's panel and the affinity bars are drawn first (scrolled to)."""
+    page, problems = phone
+    for panel, drawn in (("qk-dot", ".qk-terms"), ("affinity", "g.bar")):
+        page.wait_for_function("""([panel, drawn]) => { const p = document.querySelector(`[data-panel="${panel}"]`);
+            p.scrollIntoView(); return p.querySelector(drawn); }""", arg=[panel, drawn])
+    page.wait_for_function("attentionExplorer.idle()")
+    wide = page.evaluate(SIDEWAYS_JS)
+    silent = [(where, cue) for where, marked, cue in wide if not (marked and "Scroll sideways" in cue)]
+    assert not silent, f"these scroll sideways at 360 px and do not say so: {silent}"
+    cue_of = lambda panel, cls: next((cue for where, _, cue in wide  # noqa: E731
+                                      if where.split()[0] == panel and cls in where.split()), "")
+    assert "every column" in cue_of("qk-dot", "qk-table-wrap"), \
+        f"the score's terms fit a 360 px screen or say nothing of columns: this test no longer shows them {wide}"
+    assert "every key" in cue_of("attention-matrix", "figure"), wide
+    # and what fits is not marked: the figures of the score's panel at a laptop's width are not wide
+    page.set_viewport_size(LAPTOP)
+    try:
+        page.wait_for_function("""() => [...document.querySelectorAll('[data-panel="qk-dot"] .figure')]
+            .every((f) => f.classList.contains('is-scrollable') === (f.scrollWidth > f.clientWidth + 1))""")
+        assert not page.evaluate("[...document.querySelectorAll('[data-panel=\"qk-dot\"] .figure.is-scrollable')].length")
+    finally:
+        page.set_viewport_size(PHONE)
+    page.evaluate("window.scrollTo(0, 0)")
+    problems.assert_none()
+
+
 def test_on_a_phone_the_stepper_stays_one_row_and_every_stage_keeps_its_name(phone):
     """At 360 px the stage buttons show numbers, the current one its name too; choosing any stage keeps
     the sticky bar one row (its height would otherwise jump the page below it), no button covers

@@ -170,7 +170,7 @@ def render(state, computed) -> str:
             f'({j}, {esc(why)}), {esc(head)}. The raw score is a sum of {d_k} products, '
             f'one per dimension of the head; these carry it. {trail}</p>'
             f'{_key_picker(toks, tr.mask[i], j, i)}'
-            f'<div class="qk-table-wrap" tabindex="0" role="group" aria-label="The terms of the score">'
+            f'<div class="figure qk-table-wrap" tabindex="0" role="group" aria-label="The terms of the score">'
             f'<table class="qk-terms">'
             f'<caption class="sr-only">q_{i}·k_{j} of head {h + 1}, term by term</caption>'
             f'<thead><tr><th scope="col">dim <var>d</var></th><th scope="col"><var>q</var><sub>{i}</sub>[<var>d</var>]</th>'
@@ -179,7 +179,7 @@ def render(state, computed) -> str:
             f'<tbody>{"".join(rows)}</tbody>'
             f'<tfoot><tr><th scope="row" colspan="3">sum: <var>q</var><sub>{i}</sub>·<var>k</var><sub>{j}</sub></th>'
             f'<td class="num qk-product"><strong>{num(score, 2)}</strong></td>{"<td></td>" if named else ""}</tr></tfoot></table></div>'
-            f'<div class="qk-steps" tabindex="0" role="group" aria-label="From the score to the weight">{steps}</div></div>')
+            f'<div class="figure qk-steps" tabindex="0" role="group" aria-label="From the score to the weight">{steps}</div></div>')
 
 
 def why_line(state, computed) -> str:
