@@ -212,11 +212,11 @@ def test_a_press_while_the_page_scrolls_to_a_stage_is_never_moved_from_under_the
     # content on screen where it is: on a busy machine by more than a screen, as panels the scroll passed
     # were drawn late); a jump moves the content, and brings the FFN up.
     now = page.evaluate("""() => { const mark = window.seenMark;
-        return [document.getElementById('stage-ffn').getBoundingClientRect().top, scrollY,
-                mark.getBoundingClientRect().top, mark.dataset.panel || mark.textContent.trim().slice(0, 40),
-                mark.isConnected]; }""")
-    assert now[4], f"{now[3]!r}, on screen where the page was left, is no longer in the page"
-    assert abs(now[2] - seen_top) < 100 and now[0] > page.viewport_size["height"], \
-        f"the page moved after the reader pressed a control: {now[3]!r}'s top {seen_top} -> {now[2]} px " \
-        f"(scrollY {scroll_y} -> {now[1]}), the FFN section's top {ffn_top} -> {now[0]}"
+        return { ffnTop: document.getElementById('stage-ffn').getBoundingClientRect().top, scrollY,
+                 top: mark.getBoundingClientRect().top, connected: mark.isConnected,
+                 name: mark.dataset.panel || mark.textContent.trim().slice(0, 40) }; }""")
+    assert now["connected"], f"{now['name']!r}, on screen where the page was left, is no longer in the page"
+    assert abs(now["top"] - seen_top) < 100 and now["ffnTop"] > page.viewport_size["height"], \
+        f"the page moved after the reader pressed a control: {now['name']!r}'s top {seen_top} -> {now['top']} px " \
+        f"(scrollY {scroll_y} -> {now['scrollY']}), the FFN section's top {ffn_top} -> {now['ffnTop']}"
     assert page.get_attribute('.stepper [aria-current="step"]', "data-value") == "5"

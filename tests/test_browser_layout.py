@@ -106,8 +106,11 @@ def test_on_a_phone_nothing_scrolls_sideways_without_saying_so(phone):
     wide = page.evaluate(SIDEWAYS_JS)
     silent = [(where, cue) for where, marked, cue in wide if not (marked and "Scroll sideways" in cue)]
     assert not silent, f"these scroll sideways at 360 px and do not say so: {silent}"
-    cue_of = lambda panel, cls: next((cue for where, _, cue in wide  # noqa: E731
-                                      if where.split()[0] == panel and cls in where.split()), "")
+    cues = {tuple(where.split()): cue for where, _, cue in wide}  # (panel, class, ...) -> cue
+
+    def cue_of(panel, cls):
+        return next((cue for (p, *classes), cue in cues.items() if p == panel and cls in classes), "")
+
     assert "every column" in cue_of("qk-dot", "qk-table-wrap"), \
         f"the score's terms fit a 360 px screen or say nothing of columns: this test no longer shows them {wide}"
     assert "every key" in cue_of("attention-matrix", "figure"), wide
