@@ -19,6 +19,7 @@ import build
 
 from attention_explorer.models import designed as model
 from attention_explorer import tokens as tok
+from conftest import PageProblems
 
 pytestmark = pytest.mark.browser
 
@@ -251,5 +252,85 @@ def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base
     message = page.inner_text("#runtime-status")
     assert "could not start" in message and named in message and "404" in message, message
     assert "Traceback" not in message
+    assert page.locator('svg[data-view="attention-matrix"] rect[data-i]').count() > 0
+    context.close()
+
+
+# What a panel below the first screen shows when JavaScript is off (style.css, "scripting: none")
+NEEDS_JS = "needs JavaScript"
+
+
+# The colours of a text and of the first box behind it with a background (computed, "rgb(r, g, b)")
+TEXT_AND_BACKGROUND = """(e, pseudo) => {
+    let b = e;
+    while (b && getComputedStyle(b).backgroundColor.replace(/ /g, '') === 'rgba(0,0,0,0)') b = b.parentElement;
+    return [getComputedStyle(e, pseudo).color, b ? getComputedStyle(b).backgroundColor : 'rgb(255, 255, 255)'];
+}"""
+
+
+def contrast_ratio(foreground: str, background: str) -> float:
+    """WCAG 2 contrast ratio of two opaque CSS colours given as "rgb(r, g, b)"."""
+    def luminance(colour: str) -> float:
+        channels = [int(c) / 255 for c in re.findall(r"\d+", colour)[:3]]
+        r, g, b = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("viewport,scheme", [({"width": 1280, "height": 900}, "light"),
+                                             ({"width": 360, "height": 740}, "dark")], ids=["1280-light", "360-dark"])
+def test_with_javascript_off_the_page_says_what_needs_it(browser, base_url, bundle, viewport, scheme):
+    """With JavaScript off nothing waits for Python or pretends to work: the <noscript> line says the
+    first screen is the pre-computed default and the other pictures need JavaScript; every panel whose
+    markup only the bridge brings (prerendered.json's) says so in place of an empty card; the first
+    screen's panels show their pictures; the status line, the share buttons and the stepper, which
+    would do nothing, are hidden; both lines are readable (contrast >= 4.5:1, worked out here: axe
+    cannot run with JavaScript off, its promises never settle), and no other host is asked for anything."""
+    context = browser.new_context(viewport=viewport, color_scheme=scheme, java_script_enabled=False)
+    page = context.new_page()
+    problems = PageProblems(page, ("/".join(base_url.split("/", 3)[:3]) + "/",))
+    page.goto(base_url)
+    notice = page.locator("p.is-error")
+    assert notice.count() == 1 and notice.is_visible(), "no visible <noscript> line"
+    text = notice.inner_text()
+    assert "JavaScript is off" in text and "will not respond" in text and "need JavaScript" in text, text
+    for hidden in ("#runtime-status", ".stepper", ".share-btn"):
+        shown = page.locator(hidden).evaluate_all("els => els.filter((e) => e.checkVisibility()).length")
+        assert shown == 0, f"{shown} × {hidden} visible with JavaScript off"
+    deferred = set(json.loads((bundle / build.PRERENDERED).read_text(encoding="utf-8")))
+    panels = page.eval_on_selector_all("[data-panel]", """els => els.map((e) => ({
+        id: e.dataset.panel, says: getComputedStyle(e, '::before').content, shown: e.checkVisibility(),
+        drawn: e.querySelectorAll('*:not(template)').length }))""")
+    assert {p["id"] for p in panels} >= deferred, "a pre-rendered panel has no place on the page"
+    for p in panels:
+        if p["id"] in deferred:
+            assert NEEDS_JS in p["says"] and p["shown"], f"panel {p['id']} (JavaScript's): {p['says']!r}"
+        else:
+            assert NEEDS_JS not in p["says"], f"first-screen panel {p['id']} says it needs JavaScript"
+    first_screen = {p["id"]: p for p in panels if p["id"] not in deferred}
+    for panel in ("attention-matrix", "token-chips", "query-why", "head-info"):
+        assert first_screen[panel]["drawn"] > 0, f"first-screen panel {panel} is empty"
+    n = len(model_tokens(model.DEFAULT_TEXT))
+    assert page.locator('svg[data-view="attention-matrix"] rect[data-i]').count() == n * n
+    placeholder = page.locator(f'[data-panel="{sorted(deferred)[0]}"]')
+    for what, element, pseudo in (("the <noscript> line", notice, None), ("a panel's line", placeholder, "::before")):
+        ratio = contrast_ratio(*element.evaluate(TEXT_AND_BACKGROUND, pseudo))
+        assert ratio >= 4.5, f"{what}: contrast {ratio:.2f}:1 in the {scheme} theme"
+    problems.assert_none()
+    context.close()
+
+
+def test_an_embed_with_javascript_off_says_its_picture_is_the_default(browser, base_url):
+    """An embedded panel in a browser with JavaScript off: the default heatmap, a line saying it may not
+    be the picture embedded and will not respond, and no status line waiting for Python."""
+    context = browser.new_context(viewport={"width": 640, "height": 480}, java_script_enabled=False)
+    page = context.new_page()
+    page.goto(base_url + "embed.html#panel=ffn")
+    notice = page.locator("p.is-error")
+    assert notice.is_visible() and "JavaScript is off" in notice.inner_text(), notice.inner_text()
+    assert "may not be the picture embedded" in notice.inner_text()
+    assert not page.locator("#runtime-status").is_visible()
     assert page.locator('svg[data-view="attention-matrix"] rect[data-i]').count() > 0
     context.close()
