@@ -140,6 +140,7 @@ function applyResponse(res, event = null) {
   // the address bar (a reload still opens it) until the model is in and the link is replayed.
   if (res.load_model) chooseModel(res.load_model, location.hash);
   else if (typeof res.hash === "string") followState(res.hash);
+  if (res.stale) markOutdated(res.stale);
   if (res.focus) bringIntoView(res.focus);
   if (res.notice) notify(res.notice);
   if (!isBookkeeping(event) || res.message) showMessage(res);
@@ -481,6 +482,7 @@ const CODE_LIMIT_MS = 2000;
 class CodeTimeout extends Error {}
 let lastRunCode = null; // the reader's last function that ran (Run, not a link): run again after a restart
 let reportViewport = () => {}; // tells a new worker what is on screen (set by the viewport observer below)
+let printing = false; // printEverything is drawing every panel
 
 // The limit grows with the work the reader's function is given: on a trained model (one downloaded on
 // demand) one change runs it over 72 heads, up to three times (ablation, a second sentence), which takes
@@ -716,8 +718,62 @@ if (!EMBED) {
     clearTimeout(viewportTimer);
     viewportTimer = setTimeout(reportViewport, 60);
   }, { rootMargin: "50% 0px" });
-  reportViewport = () => send({ type: "viewport", value: [...near] });
+  // (not while printEverything waits for every panel: a newer "viewport" would replace its event)
+  reportViewport = () => printing || send({ type: "viewport", value: [...near] });
   for (const el of document.querySelectorAll("[data-panel]")) observer.observe(el);
+}
+
+// ---------------------------------------------------------------- print
+
+// A panel off screen when its inputs changed keeps its old picture until it comes near (Python's
+// "stale" list, in every reply): marked data-outdated, which a printout shows as "not drawn".
+function markOutdated(ids) {
+  const stale = new Set(ids);
+  for (const el of document.querySelectorAll("[data-panel]")) {
+    const outdated = stale.has(el.dataset.panel);
+    if (el.hasAttribute("data-outdated") !== outdated) el.toggleAttribute("data-outdated", outdated);
+  }
+}
+
+const PRINT_WAIT_MS = 15000; // drawing every panel takes a second or two; past this, print what is there
+
+// Print (the footer's button, Ctrl+P / Cmd+P): every panel drawn for the current state first, as a reader
+// who scrolled through the page would see it, then the browser's print dialog; then Python goes back to
+// drawing only what is on screen. A print from the browser's menu cannot wait: it prints what is drawn,
+// and the panels not drawn say how to print them (style.css, @media print).
+async function printEverything() {
+  const button = $("print-all");
+  if (printing) return;
+  printing = true;
+  if (button) { button.disabled = true; button.textContent = "Drawing every picture…"; }
+  try {
+    const panels = [...document.querySelectorAll("[data-panel]")];
+    await showPrerendered(panels);
+    if (root.dataset.state !== "error") {
+      let waited = 0;
+      const limit = new Promise((resolve) => { waited = setTimeout(resolve, PRINT_WAIT_MS); });
+      await Promise.race([send({ type: "viewport", value: panels.map((el) => el.dataset.panel) }), limit]);
+      clearTimeout(waited);
+    }
+  } finally {
+    if (button) { button.disabled = false; button.textContent = "Print every picture"; }
+  }
+  try {
+    window.print(); // returns when the dialog closes
+  } finally {
+    printing = false;
+    reportViewport();
+  }
+}
+
+if (!EMBED) {
+  $("print-all")?.addEventListener("click", printEverything);
+  document.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "p") {
+      e.preventDefault();
+      printEverything();
+    }
+  });
 }
 
 // ---------------------------------------------------------------- share and export

@@ -39,9 +39,10 @@ COLOUR_ONLY = re.compile(r"--[a-z-]+:\s*(#[0-9a-f]{6}|rgba\([\d., ]+\))"
 
 
 def _dark_blocks(css: str) -> list[str]:
-    """The text inside each `@media (prefers-color-scheme: dark) { ... }` (nested braces included)."""
+    """The text inside each `@media screen and (prefers-color-scheme: dark) { ... }` (nested braces
+    included; screen only: a printout is light)."""
     blocks, start = [], 0
-    while (at := css.find("@media (prefers-color-scheme: dark)", start)) >= 0:
+    while (at := css.find("@media screen and (prefers-color-scheme: dark)", start)) >= 0:
         depth, k = 0, css.index("{", at)
         for k in range(k, len(css)):
             depth += {"{": 1, "}": -1}.get(css[k], 0)

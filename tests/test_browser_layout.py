@@ -209,3 +209,109 @@ def test_without_the_prerendered_panels_the_page_says_so_and_python_draws_them(b
         problems.assert_none()
     finally:
         context.close()
+
+
+# ---------------------------------------------------------------- print
+
+NEW_TEXT = "The dog ran home because it was hungry"  # the default sentence with its nouns and verbs changed
+OLD_WORD, NEW_WORD = "tired", "hungry"  # the default's last word, and this one's
+
+
+def _panels_showing_the_default_sentence(bundle) -> list[str]:
+    """Panels below the first screen whose default picture shows the default sentence's last word
+    (from the build's prerendered.json): after a new sentence, their picture must show the new one."""
+    import json
+
+    import build
+
+    assert OLD_WORD in model.DEFAULT_TEXT.split() and OLD_WORD not in NEW_TEXT.split()
+    markup = json.loads((bundle / build.PRERENDERED).read_text(encoding="utf-8"))
+    return sorted(panel for panel, html in markup.items() if OLD_WORD in html)
+
+
+def _type_new_sentence(page):
+    from conftest import reset_page
+
+    reset_page(page)
+    page.fill("#tokens", NEW_TEXT)
+    page.press("#tokens", "Enter")
+    page.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).includes('{NEW_WORD}')")
+
+
+# What the page holds when the browser would print it (window.print replaced by a recorder)
+RECORD_PRINT = """() => { window.__printed = []; window.print = () => window.__printed.push({
+    pending: [...document.querySelectorAll('[data-panel]')].filter((p) => p.querySelector(':scope > template[data-prerendered]'))
+        .map((p) => p.dataset.panel),
+    outdated: [...document.querySelectorAll('[data-panel][data-outdated]')].map((p) => p.dataset.panel),
+    text: Object.fromEntries([...document.querySelectorAll('[data-panel]')].map((p) => [p.dataset.panel, p.textContent])),
+}); }"""
+
+
+@pytest.mark.parametrize("how", ["Ctrl+P", "button"])
+def test_print_draws_every_panel_for_the_sentence_first(laptop, bundle, how):
+    """Ctrl+P (or the footer's Print button) prints every panel drawn for the reader's sentence, though
+    most were off screen when it was typed; afterwards Python again draws only what is on screen."""
+    page, problems = laptop
+    showing = _panels_showing_the_default_sentence(bundle)
+    assert len(showing) >= 5, showing
+    _type_new_sentence(page)
+    behind = page.eval_on_selector_all("[data-panel]", """els => els.filter((p) => p.dataset.outdated !== undefined
+        || p.querySelector(':scope > template[data-prerendered]')).map((p) => p.dataset.panel)""")
+    assert len(set(showing) & set(behind)) >= 3, f"hardly anything to draw before printing: {behind}"
+    page.evaluate(RECORD_PRINT)
+    if how == "Ctrl+P":
+        page.keyboard.press("Control+P")
+    else:
+        page.click("#print-all")
+    page.wait_for_function("window.__printed.length === 1")
+    printed = page.evaluate("window.__printed[0]")
+    assert printed["pending"] == [] and printed["outdated"] == [], printed
+    for panel in showing:
+        text = printed["text"][panel]
+        assert NEW_WORD in text and OLD_WORD not in text, f"panel {panel} printed another sentence's picture"
+    assert page.evaluate("document.getElementById('print-all').disabled") is False
+    # back to drawing what is on screen: a new sentence leaves the panels far below behind again
+    page.fill("#tokens", NEW_TEXT.replace("dog", "fox"))
+    page.press("#tokens", "Enter")
+    page.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).includes('fox')")
+    page.wait_for_function("document.querySelector('[data-panel=\"ffn\"]').dataset.outdated !== undefined")
+    problems.assert_none()
+
+
+def test_a_print_from_the_browser_menu_says_which_pictures_are_not_drawn(laptop, bundle):
+    """A print the page cannot wait for (the browser's menu) shows no old picture: each panel not drawn
+    for this sentence says how to print it. The controls that only work on screen are left out, and a
+    dark theme prints dark text on light paper."""
+    from test_browser_skeleton import TEXT_AND_BACKGROUND, contrast_ratio
+
+    page, problems = laptop
+    _type_new_sentence(page)
+    try:
+        page.emulate_media(media="print", color_scheme="dark")
+        panels = page.eval_on_selector_all("[data-panel]", """els => els.map((p) => ({ id: p.dataset.panel,
+            behind: p.dataset.outdated !== undefined || !!p.querySelector(':scope > template[data-prerendered]'),
+            says: getComputedStyle(p, '::before').content,
+            shown: [...p.children].filter((c) => c.checkVisibility()).map((c) => c.textContent).join(' ') }))""")
+        behind = [p for p in panels if p["behind"]]
+        showing = _panels_showing_the_default_sentence(bundle)
+        assert len({p["id"] for p in behind} & set(showing)) >= 3, f"hardly anything behind: {behind}"
+        for p in panels:
+            if p["id"] in showing:
+                assert OLD_WORD not in p["shown"], f"panel {p['id']} prints another sentence's picture"
+            if p["behind"]:
+                assert "Not drawn for this sentence" in p["says"], p
+            else:
+                assert "Not drawn" not in p["says"], p
+                assert p["id"] not in showing or NEW_WORD in p["shown"], f"panel {p['id']}: {p['shown'][:200]}"
+        for hidden in ("#runtime-status", ".stepper-bar", ".share-btn", "#print-all"):
+            shown = page.locator(hidden).evaluate_all("els => els.filter((e) => e.checkVisibility()).length")
+            assert shown == 0, f"{shown} × {hidden} printed"
+        for what in ("h1", ".lede", f'[data-panel="{behind[0]["id"]}"]'):
+            element = page.locator(what).first
+            pseudo = "::before" if what.startswith("[data-panel") else None
+            ink, paper = element.evaluate(TEXT_AND_BACKGROUND, pseudo)
+            assert contrast_ratio(ink, paper) >= 4.5 and contrast_ratio(paper, "rgb(255, 255, 255)") < 1.2, \
+                f"{what} prints {ink} on {paper} in the dark theme"
+    finally:
+        page.emulate_media(media="screen", color_scheme="light")
+    problems.assert_none()

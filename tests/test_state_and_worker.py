@@ -308,3 +308,24 @@ def test_live_affinity_bars_ask_for_the_tips_the_pre_render_writes_out():
         i, j = n.attrs["data-i"], n.attrs["data-j"]
         assert i == str(s.query)
         assert worker.tip({"panel": "affinity", "i": i, "j": j}) == n.attrs["data-tip"], f"bar {j}"
+
+
+def test_every_reply_names_the_panels_whose_picture_is_behind_the_state():
+    """A reply's "stale" (the bridge marks those panels; a printout leaves their old pictures out): none after
+    a plain boot (the page's pre-rendered pictures are the default's); after a new sentence, every panel
+    off screen that shows tokens and none on screen; after the bridge reports them all on screen (its
+    Print), none, and each came back drawn."""
+    on_screen = ["token-chips", "query-why", "preset-info", "head-info", "attention-matrix", "stepper", "stage-detail"]
+    assert worker.boot("", "page")["stale"] == []
+    assert worker.dispatch({"type": "viewport", "value": on_screen})["stale"] == []
+    res = worker.dispatch({"type": "set_text", "value": "The dog ran home because it was hungry"})
+    off_screen = set(page.PANELS) - set(on_screen)
+    assert {"embedding", "projections", "qk-dot", "ffn"} <= set(res["stale"]) <= off_screen
+    assert set(res["panels"]) <= set(on_screen) and "attention-matrix" in res["panels"]
+    assert res["stale"] == sorted(res["stale"])
+    everything = worker.dispatch({"type": "viewport", "value": list(page.PANELS)})
+    assert everything["stale"] == [] and set(res["stale"]) <= set(everything["panels"])
+    assert all("hungry" in everything["panels"][p] for p in ("embedding", "qk-dot"))
+    # with the screen reported again (after the Print), the panels far below fall behind again
+    worker.dispatch({"type": "viewport", "value": on_screen})
+    assert "ffn" in worker.dispatch({"type": "set_text", "value": "The fox ran home because it was hungry"})["stale"]

@@ -25,7 +25,7 @@ pure and tested in CPython.
 A response is {"panels": {panel id: markup}, "patches": {panel id: [operation, ...]},
 "values": {control id: value},
 "message": str, "field": str, "notice": str, "hash": str, "focus": str, "form": {...} | None,
-"load_model": str}:
+"load_model": str, "stale": [panel id, ...]}:
 "message" is an input error shown next to the input (state and pictures
 unchanged); "notice" says which values of a link were ignored; "hash" is the
 canonical URL fragment of the state (the bridge replaces the URL with it);
@@ -34,7 +34,8 @@ the embed page's one panel. "patches" bring panels drawn live before up to date
 when a slider changed only their numbers (page.render_patches). "form" is the form's model-dependent options and
 texts (page.model_form), or None when unchanged since the last reply. "load_model" names a model a link asks for whose
 files are not loaded yet: the bridge downloads it (load_model) and then
-replays the link.
+replays the link. "stale" lists the panels whose picture on the page is not the current state's (off
+screen when their inputs changed; drawn when they come near): a printout leaves them out.
 """
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def _reply(panels=None, *, values=None, message="", field="", notice="", focus="
     _form_sent = form
     return {"panels": panels or {}, "patches": patches or {}, "values": values or {}, "message": message,
             "field": field, "notice": notice, "hash": permalink.encode(_state), "focus": focus,
-            "form": fresh_form, "load_model": load_model}
+            "form": fresh_form, "load_model": load_model, "stale": sorted(_stale)}
 
 
 def _redraw(old, new, *, notice="", focus="", load_model=""):
