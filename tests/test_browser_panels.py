@@ -319,7 +319,8 @@ def test_token_limit_and_empty_input_keep_the_last_good_picture(fresh):
         fresh.fill("#tokens", bad)
         fresh.wait_for_function("document.getElementById('input-message').textContent.length > 0")
         message = fresh.inner_text("#input-message")
-        assert (str(tok.MAX_TOKENS) in message) if bad else message
+        # the limit as the hint above the input says it (the start token <s> counted, as the chips show it)
+        assert (f"the limit is {fresh.inner_text('#max-tokens')}." in message) if bad else message
         assert fresh.inner_html('[data-panel="attention-matrix"]') == good
         fresh.fill("#tokens", ok)
         fresh.wait_for_function("document.getElementById('input-message').textContent === ''")

@@ -126,6 +126,20 @@ def test_config_matches_the_documented_sizes():
     assert model.DESCRIPTION.max_tokens == c.max_tokens
 
 
+def test_a_sentence_over_the_limit_is_told_the_limit_the_page_states():
+    """The page's hint says "at most {max_tokens} tokens" and its token count includes <s>: the
+    message for a sentence too long counts the same way (the words the reader typed, plus <s>)."""
+    from attention_explorer.tokens import TokenError
+
+    words = MAX_TOKENS + 3
+    with pytest.raises(TokenError) as err:
+        model.tokenize(" ".join(["cat"] * words))
+    message = str(err.value)
+    assert f"makes {words + 1} tokens ({words} from the sentence + start token <s>)" in message, message
+    assert f"the limit is {model.DESCRIPTION.max_tokens}." in message, message
+    assert len(model.tokenize(" ".join(["cat"] * MAX_TOKENS))) == model.DESCRIPTION.max_tokens
+
+
 def test_default_scale_is_the_square_root_of_d_head():
     _, _, trace = run(model.DEFAULT_TEXT)
     assert trace.scale == pytest.approx(8.0)

@@ -96,6 +96,18 @@ def test_exactly_max_tokens_is_allowed():
     assert tokenize(" ".join(words)) == words
 
 
+def test_with_a_start_token_the_message_counts_it_too():
+    """The designed model's <s> is a token the page counts (its hint and token count): so does the limit."""
+    with pytest.raises(TokenError) as err:
+        tokenize(" ".join(["word"] * (MAX_TOKENS + 1)), start_token="<s>")
+    message = str(err.value)
+    assert f"makes {MAX_TOKENS + 2} tokens ({MAX_TOKENS + 1} from the sentence + start token <s>)" in message
+    assert f"the limit is {MAX_TOKENS + 1}." in message
+    with pytest.raises(TokenError, match=f"of at most {MAX_TOKENS + 1} tokens"):
+        tokenize("word " * MAX_CHARS, start_token="<s>")
+    assert tokenize(" ".join(["word"] * MAX_TOKENS), start_token="<s>") == ["word"] * MAX_TOKENS
+
+
 def test_one_token_over_the_limit_raises_a_message_with_the_count_and_the_limit():
     with pytest.raises(TokenError) as err:
         tokenize(" ".join(["word"] * (MAX_TOKENS + 1)))

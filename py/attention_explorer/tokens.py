@@ -140,18 +140,24 @@ def _scan(text: str) -> list[str]:
     return out
 
 
-def tokenize(text: str) -> list[str]:
-    """The tokens of text, in order; raises TokenError with a reader-facing message."""
+def tokenize(text: str, start_token: str = "") -> list[str]:
+    """The tokens of text, in order; raises TokenError with a reader-facing message. start_token: the
+    token a model puts before them (the designed model's <s>), which its messages then count, as the
+    page's hint ("at most 33 tokens") and token count ("9 tokens (8 from the sentence + start token
+    <s>)") do."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
+    limit = MAX_TOKENS + (1 if start_token else 0)
     if len(text) > MAX_CHARS:
         raise TokenError(f"That text is {len(text):,} characters long; the explorer takes one sentence "
-                         f"of at most {MAX_TOKENS} tokens. Paste a single, shorter sentence.")
+                         f"of at most {limit} tokens. Paste a single, shorter sentence.")
     toks = _scan(text)
     if not toks:
         raise TokenError("Type a sentence: at least one word.")
     if len(toks) > MAX_TOKENS:
-        raise TokenError(f"That sentence has {len(toks)} tokens; the limit is {MAX_TOKENS}. "
+        counted = (f"makes {len(toks) + 1} tokens ({len(toks)} from the sentence + start token {start_token})"
+                   if start_token else f"has {len(toks)} tokens")
+        raise TokenError(f"That sentence {counted}; the limit is {limit}. "
                          f"Shorten the sentence (every word, punctuation mark and symbol is one token).")
     return toks
 

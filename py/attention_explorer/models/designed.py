@@ -196,8 +196,9 @@ def _dim_names() -> tuple[str, ...]:
 # tokens: the start token, then the words
 # ---------------------------------------------------------------------------
 def tokenize(text: str) -> tuple[str, ...]:
-    """("<s>", *words): the start token, then the text split by tokens.py (which checks the word limit)."""
-    return (START_TOKEN, *tokens_mod.tokenize(text))
+    """("<s>", *words): the start token, then the text split by tokens.py (which checks the word limit
+    and counts <s> in its message)."""
+    return (START_TOKEN, *tokens_mod.tokenize(text, start_token=START_TOKEN))
 
 
 def _words(tokens) -> tuple[str, ...]:
