@@ -241,13 +241,19 @@ function rehearsePatches(patches) {
 // observer), and that template is gone once Python has drawn the panel.
 const PENDING = ":scope > template[data-prerendered]";
 let prerendered = null; // Promise of {panel id: markup}, fetched once (if it fails, Python draws them)
+let prerenderedMarkup = null; // what it resolved to, for a print that cannot wait (see "print")
 
 function loadPrerendered() {
   prerendered ||= fetch("prerendered.json").then((res) => {
     if (!res.ok) throw new Error(`prerendered.json: HTTP ${res.status}`);
     return res.json();
-  });
+  }).then((markup) => (prerenderedMarkup = markup));
   return prerendered;
+}
+
+function fillSlot(slot, markup) {
+  slot.insertAdjacentHTML("beforebegin", markup); // trusted: rendered by our Python views at build time
+  slot.remove();
 }
 
 // Fill the pending panels among `panels` (resolves when they show their markup, or a note saying why not).
@@ -261,8 +267,7 @@ async function showPrerendered(panels) {
     const slot = panel.querySelector(PENDING);
     if (!slot) continue; // Python drew it meanwhile
     if (markup && markup[panel.dataset.panel] !== undefined) {
-      slot.insertAdjacentHTML("beforebegin", markup[panel.dataset.panel]); // trusted: our Python views
-      slot.remove();
+      fillSlot(slot, markup[panel.dataset.panel]);
       continue;
     }
     const note = document.createElement("p");
@@ -765,6 +770,17 @@ async function printEverything() {
     reportViewport();
   }
 }
+
+// A print from the browser's menu: what can be shown at once is, the pre-rendered pictures of panels
+// never near the screen that are still the current state's (not data-outdated).
+window.addEventListener("beforeprint", () => {
+  if (printing || !prerenderedMarkup) return;
+  for (const panel of document.querySelectorAll("[data-panel]:not([data-outdated])")) {
+    const slot = panel.querySelector(PENDING);
+    const markup = prerenderedMarkup[panel.dataset.panel];
+    if (slot && markup !== undefined) fillSlot(slot, markup);
+  }
+});
 
 if (!EMBED) {
   $("print-all")?.addEventListener("click", printEverything);

@@ -315,3 +315,29 @@ def test_a_print_from_the_browser_menu_says_which_pictures_are_not_drawn(laptop,
     finally:
         page.emulate_media(media="screen", color_scheme="light")
     problems.assert_none()
+
+
+def test_a_menu_print_of_a_fresh_page_shows_every_pre_rendered_picture(profile, base_url, bundle):
+    """Nothing changed yet: every panel's pre-rendered picture is the current one, so a print from the
+    browser's menu (its beforeprint event) shows them all at once, none "not drawn"."""
+    import json
+
+    import build
+
+    for page, problems in ready_page(profile, base_url, LAPTOP):
+        # a reader scrolls to the first stage (which brings prerendered.json) and back up
+        page.locator('[data-panel="embedding"]').scroll_into_view_if_needed()
+        page.wait_for_function("!!document.querySelector('[data-panel=\"embedding\"] [data-view]')")
+        page.evaluate("window.scrollTo({ top: 0, behavior: 'instant' })")
+        pending = page.eval_on_selector_all("[data-panel]", "els => els.filter((p) => "
+                                            "p.querySelector(':scope > template[data-prerendered]')).map((p) => p.dataset.panel)")
+        assert pending, "every panel was drawn already: nothing left for the print to fill"
+        page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+        markup = json.loads((bundle / build.PRERENDERED).read_text(encoding="utf-8"))
+        for panel in pending:
+            el = page.locator(f'[data-panel="{panel}"]')
+            assert el.locator(":scope > template[data-prerendered]").count() == 0, f"{panel} still pending"
+            assert el.evaluate("(p) => p.dataset.outdated === undefined")
+            heading = markup[panel].split(">", 1)[0]  # the pre-rendered markup's first tag, as the page now holds it
+            assert heading in el.inner_html(), f"{panel}: not its pre-rendered picture"
+        problems.assert_none()
