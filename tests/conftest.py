@@ -405,14 +405,29 @@ MATRIX = 'svg[data-view="attention-matrix"]'
 def to_the_top(page):
     """Scroll a page to the top as a reader would (a wheel event first: a scroll the page itself began,
     to a stage chosen in the test before, is then over and not finished later), and wait until that
-    scroll has settled and the bridge has reacted to it (scrollend, then two frames)."""
+    scroll has settled and the bridge has reacted to it (scrollend, then two frames).
+
+    The page's own scroll, if one still runs, ends first (the page still for 10 frames): a reader's
+    scroll that cuts the page's short keeps the bridge waiting for the reader's own scrollend, which
+    a real wheel brings later but this instant one does not, and a later scroll nobody asked for (the
+    reset's redraw) then moved the stepper (seen once on the 12,000 px page: stage 2 after Reset)."""
     page.evaluate("""() => new Promise((resolve, reject) => {
         if (window.scrollY === 0) return resolve();
-        const limit = setTimeout(() => reject(new Error('to_the_top: no scrollend within 10 s')), 10000);
-        window.addEventListener('scrollend', () => requestAnimationFrame(() => requestAnimationFrame(() => {
-            clearTimeout(limit); resolve(); })), { once: true });
-        window.dispatchEvent(new WheelEvent('wheel'));
-        window.scrollTo({ top: 0, behavior: 'instant' });
+        let last = window.scrollY, still = 0, scrolled = false;
+        const limit = setTimeout(() => reject(new Error(`to_the_top: ${scrolled ? 'no scrollend' : 'the page still scrolling'}`
+            + ` after 10 s (scrollY ${window.scrollY}, still for ${still} frames)`)), 10000);
+        const whenStill = () => {
+            still = window.scrollY === last ? still + 1 : 0;
+            last = window.scrollY;
+            if (still < 10) return requestAnimationFrame(whenStill);
+            if (window.scrollY === 0) { clearTimeout(limit); return resolve(); }
+            window.addEventListener('scrollend', () => requestAnimationFrame(() => requestAnimationFrame(() => {
+                clearTimeout(limit); resolve(); })), { once: true });
+            scrolled = true;
+            window.dispatchEvent(new WheelEvent('wheel'));
+            window.scrollTo({ top: 0, behavior: 'instant' });
+        };
+        requestAnimationFrame(whenStill);
     })""")
 
 
@@ -423,6 +438,10 @@ def reset_page(page):
     from attention_explorer.models import designed
 
     n = len(tokens.tokenize(designed.DEFAULT_TEXT)) + 1  # the designed model's start token, then the words
+    # A page opened later in the same profile (a module's phone page) is the front tab, and a tab behind
+    # it renders frames only now and then: requestAnimationFrame stopped after a few frames and a
+    # scrollend never came (seen: to_the_top timing out on the laptop page after the phone tests).
+    page.bring_to_front()
     to_the_top(page)
     page.click("#reset")
     page.wait_for_function(f"""(() => {{ const s = document.querySelector('{MATRIX}');
