@@ -363,19 +363,28 @@ def runtime_counted_bytes(dist: Path) -> dict[str, int]:
     return {rel: (dist / rel).stat().st_size for rel in RUNTIME_COUNTED_FILES}
 
 
-def worker_config(runtime_bytes: dict[str, int] | None = None) -> dict:
-    """The worker's config: {"startup_bundle": STARTUP_BUNDLE, "runtime_files": runtime_bytes (see
-    RUNTIME_COUNTED_FILES)}, both for the bridge; the rest PyScript's (none needed).
+def worker_config(runtime_bytes: dict[str, int] | None = None, numpy_integrity: str | None = None) -> dict:
+    """The worker's config: {"startup_bundle": STARTUP_BUNDLE, "numpy_wheel": {"src": RUNTIME_NUMPY,
+    "integrity": numpy_integrity}, "runtime_files": runtime_bytes (see RUNTIME_COUNTED_FILES)}, all for
+    the bridge; the rest PyScript's (none needed).
 
-    The bridge hands the bundle's path to the worker's load_numpy (worker_main.py), which fetches it
-    while NumPy loads and imports our modules from it. One request, not ~50: each fetch from Python
-    is a round trip through Pyodide's event loop, and the ~50 of them took ~0.3 s of the worker's
-    start-up (median of 5 cold loads: NumPy phase 2.6 -> 2.3 s). PyScript's "files" would fetch
-    them before the worker runs, on the way to `ready`. NumPy is not listed under "packages": that
-    would make PyScript load micropip and packaging first (~1.3 s, RUNTIME.md); the worker loads
-    NumPy straight from Pyodide's lock file instead.
+    The bridge hands the bundle's path and the wheel to the worker's load_numpy (worker_main.py), which
+    fetches both at once, imports our modules from the bundle and installs NumPy from the wheel
+    (numpy_install.py), checked against numpy_integrity (numpy_wheel_integrity; None only for a page
+    rendered without a bundle). One bundle, not ~50 module files: each fetch from Python is a round trip
+    through Pyodide's event loop, and the ~50 of them took ~0.3 s of the worker's start-up (median of 5
+    cold loads: NumPy phase 2.6 -> 2.3 s). PyScript's "files" would fetch them before the worker runs,
+    on the way to `ready`. NumPy is not listed under "packages": that would make PyScript load micropip
+    and packaging first (~1.3 s, RUNTIME.md), then NumPy through Pyodide's loadPackage.
     """
-    return {"startup_bundle": STARTUP_BUNDLE, "runtime_files": dict(runtime_bytes or {})}
+    return {"startup_bundle": STARTUP_BUNDLE, "numpy_wheel": {"src": RUNTIME_NUMPY, "integrity": numpy_integrity},
+            "runtime_files": dict(runtime_bytes or {})}
+
+
+def numpy_wheel_integrity(dist: Path) -> str:
+    """The integrity (as fetch() takes it) of the NumPy wheel in dist/: its sha256, the one its lock names."""
+    digest = hashlib.sha256((dist / RUNTIME_NUMPY).read_bytes()).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
 # The runtime files shipped with bytecode in place of the source of the modules a start-up imports
@@ -418,18 +427,19 @@ def editor_files() -> dict:
 
 
 def render_page(name: str = "index.html", model_files: dict | None = None,
-                runtime_bytes: dict[str, int] | None = None) -> str:
+                runtime_bytes: dict[str, int] | None = None, numpy_integrity: str | None = None) -> str:
     """A page template with its first screen pre-rendered by the real views.
 
     model_files: write_models()'s manifest, carried by the page for the bridge (None: no trained model).
     runtime_bytes: runtime_counted_bytes() of the bundle, for the bridge's progress line.
+    numpy_integrity: numpy_wheel_integrity() of the bundle, for the worker's download of NumPy.
     """
     from attention_explorer import models, page
 
     template = (SITE / name).read_text(encoding="utf-8")
     fill = page.fill_template if name == "index.html" else page.fill_embed_template
     with models.as_on_first_load():  # what the worker draws before any download
-        return fill(template, worker_config=worker_config(runtime_bytes), model_files=model_files or {},
+        return fill(template, worker_config=worker_config(runtime_bytes, numpy_integrity), model_files=model_files or {},
                     editor_files=editor_files())
 
 
@@ -471,9 +481,9 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
     css += [p.read_text(encoding="utf-8") for p in sorted((SITE / "css").glob("*.css"))]
     (dist / "style.css").write_text("\n".join(css), encoding="utf-8")
     model_files = write_models(dist, cache)
-    runtime_bytes = runtime_counted_bytes(dist)
+    runtime_bytes, numpy_integrity = runtime_counted_bytes(dist), numpy_wheel_integrity(dist)
     for name in TEMPLATES:
-        (dist / name).write_text(render_page(name, model_files, runtime_bytes), encoding="utf-8")
+        (dist / name).write_text(render_page(name, model_files, runtime_bytes, numpy_integrity), encoding="utf-8")
     (dist / PRERENDERED).write_text(render_prerendered(), encoding="utf-8")
     (dist / ".nojekyll").write_text("")  # GitHub Pages: serve files as they are
     _log(f"wrote {dist}")

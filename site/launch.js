@@ -95,7 +95,8 @@ async function importWithoutPageObserver(url) {
 }
 
 // build.worker_config, written into the page by build.py: the runtime files' sizes (for the byte
-// count), our start-up modules' bundle (fetched by the worker while NumPy loads), then PyScript's own
+// count), our start-up modules' bundle and NumPy's wheel (both fetched by the worker's load_numpy),
+// then PyScript's own
 const CONFIG = JSON.parse(document.getElementById("worker-config").textContent);
 
 // A new worker: Pyodide, then NumPy and our start-up modules.
@@ -107,7 +108,7 @@ export async function startWorker() {
   await new Promise((resolve) => setTimeout(resolve, 0));
   // an object, not the JSON text: a second worker (after a restart) would be handed the text unparsed
   // (pyscript.magic_js fails on it); Lighthouse measured no difference for the first
-  const { startup_bundle: bundle, runtime_files: files, ...config } = CONFIG;
+  const { startup_bundle: bundle, numpy_wheel: numpy, runtime_files: files, ...config } = CONFIG;
   // Pyodide's loader with a byte count (site/pyodide-progress.mjs), its channel named in the fragment
   const channel = `attention-explorer:runtime:${Math.random().toString(36).slice(2)}`;
   const version = new URL(`./vendor/pyodide/attention-explorer-progress.mjs#${channel}`, document.baseURI).href;
@@ -122,7 +123,7 @@ export async function startWorker() {
     download.stop();
   }
   report("Loading NumPy…", STEP_NUMPY);
-  await w.sync.load_numpy({ bundle, base: new URL(".", document.baseURI).href });
+  await w.sync.load_numpy({ bundle, numpy, base: new URL(".", document.baseURI).href });
   return w;
 }
 

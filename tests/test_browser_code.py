@@ -85,6 +85,39 @@ def test_an_edit_runs_on_every_head_and_the_heatmap_says_so(coded):
     problems.assert_none()
 
 
+# NumPy's parts the page's start-up never loads (numpy_install leaves each extension module to load
+# when first imported): random, fft and lapack_lite, used so that the weights stay exactly checkable
+LAZY_PARTS = NO_SCALING.replace("import numpy as np\n", """import numpy as np
+import numpy.linalg.lapack_lite
+
+rng = np.random.default_rng(0)
+""").replace("    scores = q @ k.T", "    scores = np.fft.ifft(np.fft.fft(q @ k.T, axis=-1), axis=-1).real + 0 * rng.random()")
+
+
+def test_a_function_may_use_the_parts_of_numpy_the_page_never_loads(coded):
+    """numpy.random, numpy.fft and numpy.linalg.lapack_lite are unpacked with NumPy but loaded only when a
+    reader's function imports them; they work, and the weights are those of QKᵀ (the FFT round trip)."""
+    page, problems = coded
+    assert "rng.random()" in LAZY_PARTS and "np.fft.ifft" in LAZY_PARTS
+    scroll_to(page, "code-card")
+    set_code(page, LAZY_PARTS)
+    page.click("#run-code")
+    # it runs, or the message says why not (a part missing: "No module named 'numpy.random...'")
+    page.wait_for_function(f"""document.querySelector('[data-view="code-status"]').dataset.custom === 'true'
+                               || document.querySelector('{MESSAGE}').textContent.trim() !== ''""")
+    assert not page.inner_text(MESSAGE).strip(), page.inner_text(MESSAGE)
+    back_to_top(page)
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.custom === 'true'")
+    scores = independent_scores(model.DEFAULT_TEXT, 0)
+    want = np.exp(scores - scores.max(axis=1, keepdims=True))  # softmax(QKᵀ / T), T = 1, as no-scaling
+    want /= want.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(heatmap(page), want, atol=1e-9)
+    scroll_to(page, "code-card")
+    page.click("#reset-code")
+    page.wait_for_selector('[data-view="code-status"][data-custom="false"]')
+    problems.assert_none()
+
+
 def test_errors_say_what_is_wrong_and_keep_the_last_good_view(coded):
     page, problems = coded
     scroll_to(page, "code-card")

@@ -10,6 +10,7 @@ import base64
 import hashlib
 import io
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -214,6 +215,13 @@ def test_the_bundles_numpy_wheel_is_compiled_and_the_lock_names_its_hash(bundle)
     pinned = json.loads(build.cached_file("pyodide", "pyodide-lock.json").read_bytes())
     pinned["packages"]["numpy"]["sha256"] = lock["packages"]["numpy"]["sha256"]
     assert lock == pinned, "the lock differs from the pinned one in more than NumPy's hash"
+    # the page's worker downloads that wheel itself (numpy_install) with the lock's sha256 as its integrity
+    for page in build.TEMPLATES:
+        html = (bundle / page).read_text(encoding="utf-8")
+        config = json.loads(re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html,
+                                      re.S).group(1))
+        sha256 = base64.b64encode(bytes.fromhex(lock["packages"]["numpy"]["sha256"])).decode()
+        assert config["numpy_wheel"] == {"src": build.RUNTIME_NUMPY, "integrity": f"sha256-{sha256}"}, page
 
 
 def test_the_start_up_zip_holds_each_start_up_module_and_its_bytecode_where_zipimport_looks(bundle):

@@ -60,6 +60,8 @@ def test_worker_config_names_the_start_up_bundle_which_holds_every_start_up_modu
     config = json.loads(raw)
     assert config.pop("startup_bundle") == build.STARTUP_BUNDLE
     assert config.pop("runtime_files") == {}, "render_page() without a bundle has no runtime sizes to give"
+    assert config.pop("numpy_wheel") == {"src": build.RUNTIME_NUMPY, "integrity": None}, \
+        "render_page() without a bundle has no wheel to check"
     with zipfile.ZipFile(io.BytesIO(build.startup_bundle(build.startup_sources()))) as z:
         bundle = {name: z.read(name) for name in z.namelist()}
     modules = list(bundle)
@@ -90,6 +92,18 @@ def test_the_page_carries_the_sizes_of_the_runtime_files_pyodide_fetches_to_star
     (tmp_path / build.RUNTIME_COUNTED_FILES[1]).unlink()
     with pytest.raises(build.BuildError, match="pyodide.asm.wasm"):
         build.runtime_counted_bytes(tmp_path)
+
+
+def test_the_page_gives_the_worker_numpys_wheel_with_its_sha256_as_the_integrity(tmp_path):
+    """The worker downloads NumPy's wheel itself (numpy_install); the browser checks it against this."""
+    (tmp_path / build.RUNTIME_NUMPY).parent.mkdir(parents=True)
+    (tmp_path / build.RUNTIME_NUMPY).write_bytes(b"abc")
+    # sha256("abc") in base64 as Subresource Integrity writes it (openssl dgst -sha256 -binary | base64)
+    assert build.numpy_wheel_integrity(tmp_path) == "sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
+    html = build.render_page(numpy_integrity=build.numpy_wheel_integrity(tmp_path))
+    raw = re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html, re.S).group(1)
+    assert json.loads(raw)["numpy_wheel"] == {"src": build.RUNTIME_NUMPY,
+                                              "integrity": "sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="}
 
 
 def test_all_links_are_relative():

@@ -6,11 +6,11 @@ every start, before the page can make its first call. With worker.py (21 kB) as 
 took ~0.12 s of a cold start (median of 5 alternating cold loads, 2026-12-03: Pyodide up -> main
 script running 143 ms, against 17 ms for a 0.3 kB script; a Pyodide that has run for a while, under
 Node, compiles it in ~14 ms). Imported from the start-up zip, worker.py comes as bytecode. So this
-script only fetches that zip while NumPy loads (load_numpy), puts it on sys.path, and forwards the
-rest. It runs only inside Pyodide, and touches the browser only inside its functions, as worker.py
-does.
+script only fetches that zip and NumPy's wheel (load_numpy), puts the zip on sys.path, has
+numpy_install (from the zip) install the wheel, and forwards the rest. It runs only inside Pyodide,
+and touches the browser only inside its functions, as worker.py does.
 
-    load_numpy(spec) -> NumPy version   (spec: {"bundle": build.STARTUP_BUNDLE, "base": the page's folder})
+    load_numpy(spec) -> NumPy version   (spec: build.worker_config's bundle and NumPy wheel, the page's folder)
     boot, warm_up, dispatch, ...        -> worker.boot, worker.warm_up, ... (worker.py's docstring)
 """
 
@@ -18,50 +18,67 @@ STARTUP_ZIP = "attention-explorer-startup.zip"  # where the start-up zip is kept
 
 
 class StartupDownloadError(Exception):
-    """Our start-up modules' zip could not be downloaded; the message names it."""
+    """A file the start-up downloads (our modules' zip, NumPy's wheel) did not arrive; the message names it."""
 
 
 async def load_numpy(spec):
-    """NumPy from Pyodide's lock file and, meanwhile, our start-up modules' zip (build.startup_bundle:
-    each module's source with its bytecode beside it) saved as one file and put first on sys.path.
-    Python then imports our modules from the zip (zipimport, as it does the standard library): only
-    those imported, from their bytecode, and a traceback still shows their lines. Unpacking its ~100
-    members instead took 0.1-0.4 s of the start-up, in the middle of NumPy's loading. Before NumPy is
-    imported, zip_once makes every later import from a zip (ours, the standard library's) read its
-    module once, and precompiled gives dataclasses its methods' code."""
+    """NumPy, installed from its pinned wheel by numpy_install (not Pyodide's loadPackage: its docstring
+    says why), and meanwhile our start-up modules' zip (build.startup_bundle: each module's source with
+    its bytecode beside it) saved as one file and put first on sys.path. Python then imports our
+    modules from the zip (zipimport, as it does the standard library): only those imported, from their
+    bytecode, and a traceback still shows their lines. Unpacking its ~100 members instead took 0.1-0.4
+    s of the start-up. Before NumPy is imported, zip_once makes every later import from a zip (ours,
+    the standard library's) read its module once, and precompiled gives dataclasses its methods' code.
+
+    spec: {"bundle": path of the zip, "numpy": {"src": path of the wheel, "integrity": "sha256-..."},
+    "base": the page's folder} (build.worker_config)."""
+    import asyncio
     import os
     import sys
 
     import pyodide_js
 
     spec = spec.to_py()
-    numpy_loaded = pyodide_js.loadPackage("numpy", {"messageCallback": lambda _msg: None})  # runs meanwhile
-    response = await fetched(str(spec["base"]) + str(spec["bundle"]), StartupDownloadError)
-    data = (await response.arrayBuffer()).to_bytes()
+    base, wheel = str(spec["base"]), spec["numpy"]
+    # both download at once; the browser checks the wheel against its pinned sha256 (the integrity)
+    wheel_response = asyncio.ensure_future(fetched(base + wheel["src"], StartupDownloadError, wheel["integrity"]))
+    try:
+        response = await fetched(base + str(spec["bundle"]), StartupDownloadError)
+        data = (await response.arrayBuffer()).to_bytes()
+    except BaseException:
+        wheel_response.cancel()
+        raise
     path = os.path.abspath(STARTUP_ZIP)
     with open(path, "wb") as f:
         f.write(data)
     sys.path.insert(0, path)
-    from attention_explorer import precompiled, zip_once
+    from attention_explorer import numpy_install, precompiled, zip_once
 
     zip_once.install()  # from here on each module a zip gives is read from it once, not twice
     precompiled.install()  # the dataclass methods, compiled at build time
-    await numpy_loaded
+    numpy_install.install((await (await wheel_response).arrayBuffer()).to_bytes())
+    pyodide_js.loadedPackages.numpy = "default channel"  # as loadPackage marks it: a later call leaves it be
     import numpy
 
     return numpy.__version__
 
 
-async def fetched(url, error):
+async def fetched(url, error, integrity=None):
     """The browser's response for url (absolute), or `error` saying which file and why (worker.py's
-    downloads use it too)."""
+    downloads use it too). integrity ("sha256-<base64>"): the browser refuses a body that differs."""
     import js
 
     name = url.rsplit("/", 1)[-1]
     try:
-        response = await js.fetch(url)
-    except Exception as exc:  # offline, refused, blocked
-        raise error(f"could not reach {name} ({str(exc).splitlines()[-1][:80]})") from None
+        if integrity is None:
+            response = await js.fetch(url)
+        else:
+            from pyodide.ffi import to_js
+
+            response = await js.fetch(url, to_js({"integrity": integrity}, dict_converter=js.Object.fromEntries))
+    except Exception as exc:  # offline, refused, blocked, or (with integrity) not the pinned file
+        checked = " or it is not the pinned file (its sha256 differs)" if integrity else ""
+        raise error(f"could not reach {name}{checked} ({str(exc).splitlines()[-1][:80]})") from None
     if not response.ok:
         raise error(f"{name} answered HTTP {response.status}")
     return response
