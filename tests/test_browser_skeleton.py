@@ -238,19 +238,26 @@ def test_a_sentence_typed_just_before_another_change_is_kept(live):
                            f"{len(model_tokens(model.DEFAULT_TEXT))}")
 
 
-@pytest.mark.parametrize("missing,named", [("**/pyodide.asm.wasm", "pyodide.asm.wasm"),
-                                            ("**/py/startup.zip", "startup.zip")])
-def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base_url, missing, named):
-    """If the runtime or one of our modules cannot load, data-state is 'error', a message names the
-    file, the heatmap stays."""
+NUMPY_WHEEL = build.RUNTIME_NUMPY.rsplit("/", 1)[1]
+
+
+@pytest.mark.parametrize("missing,named,status,says", [
+    ("**/pyodide.asm.wasm", "pyodide.asm.wasm", 404, "404"),
+    ("**/py/startup.zip", "startup.zip", 404, "404"),
+    (f"**/{NUMPY_WHEEL}", NUMPY_WHEEL, 404, "404"),
+    (f"**/{NUMPY_WHEEL}", NUMPY_WHEEL, 200, "is not the pinned file (its sha256 differs)"),  # other bytes: the integrity refuses them
+])
+def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base_url, missing, named, status, says):
+    """If the runtime or one of our modules cannot load, or NumPy's wheel is not the pinned one,
+    data-state is 'error', a message names the file and why, the heatmap stays."""
     context = browser.new_context()
     page = context.new_page()
-    page.route(missing, lambda route: route.fulfill(status=404, body="gone"))
+    page.route(missing, lambda route: route.fulfill(status=status, body="gone"))
     page.goto(base_url)
     page.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=120_000)
     assert page.evaluate("document.documentElement.dataset.state") == "error"
     message = page.inner_text("#runtime-status")
-    assert "could not start" in message and named in message and "404" in message, message
+    assert "could not start" in message and named in message and says in message, message
     assert "Traceback" not in message
     assert page.locator('svg[data-view="attention-matrix"] rect[data-i]').count() > 0
     context.close()

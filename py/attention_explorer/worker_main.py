@@ -67,18 +67,21 @@ async def fetched(url, error, integrity=None):
     """The browser's response for url (absolute), or `error` saying which file and why (worker.py's
     downloads use it too). integrity ("sha256-<base64>"): the browser refuses a body that differs."""
     import js
+    from pyodide.ffi import to_js
 
     name = url.rsplit("/", 1)[-1]
     try:
-        if integrity is None:
-            response = await js.fetch(url)
-        else:
-            from pyodide.ffi import to_js
-
-            response = await js.fetch(url, to_js({"integrity": integrity}, dict_converter=js.Object.fromEntries))
-    except Exception as exc:  # offline, refused, blocked, or (with integrity) not the pinned file
-        checked = " or it is not the pinned file (its sha256 differs)" if integrity else ""
-        raise error(f"could not reach {name}{checked} ({str(exc).splitlines()[-1][:80]})") from None
+        response = await js.fetch(url, to_js({"integrity": integrity or ""}, dict_converter=js.Object.fromEntries))
+    except Exception as exc:  # offline, refused, blocked, or not the body the integrity names
+        why = f"could not reach {name} ({str(exc).splitlines()[-1][:80]})"
+        if integrity:  # a second look, unchecked, tells a missing file from another file
+            try:
+                response = await js.fetch(url)
+                why = f"{name} answered HTTP {response.status}" if not response.ok else \
+                    f"{name} is not the pinned file (its sha256 differs)"
+            except Exception:  # unreachable either way: the first reason stands
+                pass
+        raise error(why) from None
     if not response.ok:
         raise error(f"{name} answered HTTP {response.status}")
     return response
