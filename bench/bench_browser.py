@@ -24,7 +24,9 @@ same executable and flags throughout.
   both pages; budget: real <= 2.5 s (issue 8). Also: first contentful paint, main-thread long
   tasks, what the page's status line said when (the first run), and the floor's own phases
   (Pyodide booted, NumPy imported), plus a download floor (fetch() of the runtime files
-  alone, empty profile).
+  alone, empty profile). For information (no budget), each round also loads a second floor that
+  installs NumPy with numpy_install's own code (floor_own_files): the real page against it is the
+  page's own cost on top of the runtime as the page loads it.
 - slider (a normal 1280x800 window): the temperature slider (#temperature) is moved, and the
   time runs until the heatmap (svg[data-view="attention-matrix"]) shows that temperature in
   its data-temperature AND the next frame is rendered (one requestAnimationFrame, then a
@@ -136,6 +138,39 @@ async def load_numpy():
 __export__ = ["load_numpy"]
 """
 FLOOR_FILES = {"floor.html": FLOOR_HTML.encode(), "floor.py": FLOOR_PY.encode()}
+
+# A second floor, for information (no budget): the same page, NumPy installed the way the real worker
+# installs it (numpy_install.py's own code, from the same wheel with the same integrity), so that the
+# page's own cost on top of the runtime as it loads it is printed beside the budget's ratio.
+FLOOR_OWN_TAIL = """
+
+
+async def load_numpy():
+    import js
+    import pyodide_js
+    from pyodide.ffi import to_js
+
+    response = await js.fetch(pyodide_js._api.config.indexURL + {wheel!r},
+                              to_js({{"integrity": {integrity!r}}}, dict_converter=js.Object.fromEntries))
+    install((await response.arrayBuffer()).to_bytes())
+    import numpy
+
+    return numpy.__version__
+
+
+__export__ = ["load_numpy"]
+"""
+
+
+def floor_own_files(dist: Path) -> dict[str, bytes]:
+    """floor-own.html and floor-own.py: the floor with numpy_install's code and the bundle's wheel."""
+    config = json.loads(re.search(r'<script type="application/json" id="worker-config">(.*?)</script>',
+                                  (dist / "index.html").read_text(encoding="utf-8"), re.S).group(1))
+    wheel = config["numpy_wheel"]
+    source = (ROOT / "py" / "attention_explorer" / "numpy_install.py").read_text(encoding="utf-8")
+    tail = FLOOR_OWN_TAIL.format(wheel=wheel["src"].rsplit("/", 1)[1], integrity=wheel["integrity"])
+    return {"floor-own.html": FLOOR_HTML.replace("./floor.py", "./floor-own.py").encode(),
+            "floor-own.py": (source + tail).encode()}
 
 # Added to every page before its own scripts: when data-state became ready, long tasks, and
 # what the status line (#runtime-status) said when (watched from the end of parsing on).
@@ -327,7 +362,8 @@ def fresh_profile(pw):
 
 
 def bench_load(pw, url, runs):
-    floor_url = url + "floor.html"
+    floor_url, own_url = url + "floor.html", url + "floor-own.html"
+    own = []  # the second floor's cold loads (FLOOR_OWN_TAIL), one in each round
     real = {"cold": [], "warm": [], "fcp": [], "longest": [], "blocking": [], "pyodide": [], "numpy": []}
     floor = {"cold": [], "warm": [], "pyodide": [], "numpy": [], "warm_pyodide": []}
     download, timeline = [], None
@@ -363,6 +399,8 @@ def bench_load(pw, url, runs):
                 if which == "floor":
                     floor["warm_pyodide"].append(
                         json.loads(page.evaluate("document.documentElement.dataset.phases"))["pyodide"])
+        with fresh_profile(pw) as ctx:  # the second floor, cold, after the two (its order matters less: no budget)
+            own.append(load_until_ready(ctx.pages[0] if ctx.pages else ctx.new_page(), own_url))
         with fresh_profile(pw) as ctx:  # cold again: downloading the runtime files alone
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
             page.goto(url + "favicon.svg")
@@ -386,6 +424,10 @@ def bench_load(pw, url, runs):
     pairs = sorted(r / f for r, f in zip(real["cold"], floor["cold"]))
     print(f"  {'  the same, round by round (median)':42s} {med(pairs):7.3f} x   "
           f"[{', '.join(f'{p:.2f}' for p in pairs)}]")
+    line("floor with NumPy installed as the page does", own, "(numpy_install; no budget)")
+    label = "ratio real/that floor (the page's own cost)"
+    print(f"  {label:42s} {med(real['cold']) / med(own):7.3f} x   "
+          f"round by round {med([r / o for r, o in zip(real['cold'], own)]):.3f} x (information, no budget)")
     line("real page: ready, repeat visit (warm cache)", real["warm"],
          f"budget <= {BUDGET_WARM_MS} ms: {met(med(real['warm']) <= BUDGET_WARM_MS)}")
     line("floor: ready, repeat visit (warm cache)", floor["warm"])
@@ -642,11 +684,11 @@ def main():
         sys.exit(f"bench_browser: {dist}/index.html is missing: run `python build.py` first")
     failed = []
     try:
-        srv = GzipServer(dist, extra=FLOOR_FILES)
+        srv = GzipServer(dist, extra={**FLOOR_FILES, **floor_own_files(dist)})
     except (RuntimeError, ValueError, OSError) as exc:
         sys.exit(f"bench_browser: could not serve {dist}: {exc}")
     with srv:
-        print(f"bench_browser: {CHROMIUM}, {dist} served gzip-compressed at {srv.url} (+ floor.html); "
+        print(f"bench_browser: {CHROMIUM}, {dist} served gzip-compressed at {srv.url} (+ floor.html, floor-own.html); "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=STEP_TIMEOUT_MS)

@@ -9,6 +9,7 @@ numpy.random, numpy.fft and numpy.linalg.lapack_lite).
 """
 from __future__ import annotations
 
+import ast
 import io
 import os
 import sys
@@ -111,3 +112,19 @@ def test_install_writes_into_site_packages_and_refreshes_only_its_finder(tmp_pat
     assert written == [str(site_packages / "pkg" / "__init__.py"), str(site_packages / "pkg-1.0.dist-info" / "METADATA")]
     assert refreshed == ["site"], "only the finder of the folder written to"
     numpy_install.refresh_finder(str(tmp_path / "not-on-the-path"))  # no finder: nothing to do, no error
+
+
+def test_the_benchs_second_floor_runs_this_installer_on_the_pages_wheel(bundle):
+    """bench_browser's floor-own page: this module's own code, then a load_numpy that fetches the bundle's
+    wheel with the page's integrity; the page's cost is measured against it (information, no budget)."""
+    sys.path.insert(0, str(build.ROOT / "bench"))
+    import bench_browser
+
+    files = bench_browser.floor_own_files(bundle)
+    source = files["floor-own.py"].decode()
+    assert source.startswith((build.PY_SRC / "attention_explorer" / "numpy_install.py").read_text(encoding="utf-8"))
+    tree = ast.parse(source, "floor-own.py")
+    names = {node.name for node in tree.body if hasattr(node, "name")}
+    assert {"install", "load_numpy"} <= names
+    assert build.numpy_wheel_integrity(bundle) in source and Path(build.RUNTIME_NUMPY).name in source
+    assert b'"./floor-own.py"' in files["floor-own.html"] and b"./floor.py" not in files["floor-own.html"]
