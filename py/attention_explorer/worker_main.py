@@ -67,11 +67,15 @@ async def fetched(url, error, integrity=None):
     """The browser's response for url (absolute), or `error` saying which file and why (worker.py's
     downloads use it too). integrity ("sha256-<base64>"): the browser refuses a body that differs."""
     import js
-    from pyodide.ffi import to_js
 
     name = url.rsplit("/", 1)[-1]
     try:
-        response = await js.fetch(url, to_js({"integrity": integrity or ""}, dict_converter=js.Object.fromEntries))
+        if integrity is None:
+            response = await js.fetch(url)
+        else:
+            from pyodide.ffi import to_js
+
+            response = await js.fetch(url, to_js({"integrity": integrity}, dict_converter=js.Object.fromEntries))
     except Exception as exc:  # offline, refused, blocked, or not the body the integrity names
         why = f"could not reach {name} ({str(exc).splitlines()[-1][:80]})"
         if integrity:  # a second look, unchecked, tells a missing file from another file
