@@ -6,7 +6,9 @@ and the patched old markup is compared with the new state's full markup, element
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
+from fractions import Fraction
 
 import pytest
 
@@ -126,6 +128,39 @@ def _patch_equals_redraw(pid: str, old, new):
 @pytest.mark.parametrize("base,change", CASES)
 def test_a_patch_equals_the_full_redraw(base, change):
     _patch_equals_redraw("attention-matrix", *_states(base, change))
+
+
+def _cell_labels(root) -> list[str]:
+    return [n.all_text() for n in select(root, "text.cell-value")]
+
+
+def _honest(w: float) -> str:
+    """100·w rounded half up from w's exact value; "<1" above 0 but under 0.5 %; "0" for exactly 0."""
+    q = Fraction(float(w)) * 100
+    return "0" if q == 0 else "<1" if q < Fraction(1, 2) else str(math.floor(q + Fraction(1, 2)))
+
+
+# (before, after, what each of the <s> row's eight equal small weights reads after; None: masked row)
+LABEL_CASES = [({}, {"temperature": 0.8}, "<1"),            # 0.19 % each
+               ({"temperature": 0.8}, {"temperature": 1.0}, "1"),  # 0.64 % each
+               ({"causal": True}, {"temperature": 2.0, "head": 1}, None),
+               ({"query": 2}, {"dk_scale": 3.0}, "<1")]   # 0.0002 % each
+
+
+@pytest.mark.parametrize("base,change,small", LABEL_CASES)
+def test_a_slider_patch_writes_the_labels_a_fresh_render_writes(base, change, small):
+    """The cell numbers after a slider move (the patch path, page.render_patches) are those of a fresh render
+    of the new state, each its own weight rounded: equal weights keep equal labels through a patch."""
+    old, new = _states(base, change)
+    before = parse(page.render_panels(old, {"attention-matrix"}, live=True)["attention-matrix"])
+    apply_patch(before, page.render_patches(new, {"attention-matrix"})["attention-matrix"])
+    fresh = parse(page.render_panels(new, {"attention-matrix"})["attention-matrix"])  # as build.py draws it
+    c = st.compute(new)
+    w, mask, n = c.trace.weights[new.head], c.trace.mask, len(c.tokens)
+    expected = [_honest(w[i, j]) for i in range(n) for j in range(n) if mask[i, j]]
+    assert _cell_labels(before) == _cell_labels(fresh) == expected
+    if small is not None:
+        assert expected[1:n] == [small] * (n - 1), "the <s> row's equal weights read the same"
 
 
 LONG = "When the old farmer came home after a long day in the fields his dogs ran to the gate"

@@ -16,6 +16,7 @@ import pathlib
 import re
 import sys
 from collections import Counter
+from fractions import Fraction
 from html.parser import HTMLParser
 
 import numpy as np
@@ -170,9 +171,23 @@ def test_heatmap_cell_weights_equal_the_trace(s):
     np.testing.assert_allclose(got.sum(axis=1), 1.0, atol=1e-9)
 
 
+def honest_label(w: float) -> str:
+    """The label a weight must read, from the weight's exact value (Fraction): 100·w rounded half up,
+    "<1" above 0 but under 0.5 %, "0" for exactly 0."""
+    q = Fraction(float(w)) * 100
+    if q == 0:
+        return "0"
+    if 0 < q < Fraction(1, 2):
+        return "<1"
+    return str(math.floor(q + Fraction(1, 2)))
+
+
 def test_printed_cell_percentages_equal_the_trace():
-    """The whole-percent numbers printed inside the cells are the trace's weights, rounded so that
-    each row's printed numbers add up to 100 (largest remainder: each is off by less than 1)."""
+    """The whole-percent numbers printed inside the cells are the trace's weights, each rounded on its own.
+
+    This test used to assert that each row's printed numbers add up to 100 (largest remainder). That
+    was the bug of issue 35: it showed the default view's eight equal 0.64 % weights of the <s> row as
+    1 1 1 1 1 0 0 0. Now every label is its own weight rounded, and equal weights read the same."""
     s = st.State()
     c = st.compute(s)
     tree = parse(render_matrix(s))
@@ -180,9 +195,14 @@ def test_printed_cell_percentages_equal_the_trace():
     n = len(c.tokens)
     assert len(values) == n * n  # no mask: every cell is labelled
     # labels are written row by row, as the cells
-    printed = np.array([number(e.text) for e in values]).reshape(n, n)
-    np.testing.assert_allclose(printed, 100 * c.trace.weights[s.head], atol=1.0 - 1e-9)
-    assert (printed.sum(axis=1) == 100).all(), "every row's printed percentages add up to 100"
+    printed = [e.text for e in values]
+    expected = [honest_label(w) for w in c.trace.weights[s.head].ravel().tolist()]
+    assert printed == expected
+    for i in range(n):
+        row = c.trace.weights[s.head, i]
+        for w in set(row.tolist()):  # equal weights, equal labels
+            assert len({printed[i * n + j] for j in range(n) if row[j] == w}) == 1
+    assert printed[1:n] == ["1"] * (n - 1), "the <s> row's eight equal weights (0.64 %) all read 1"
 
 
 def derivation(tip: str) -> dict:
@@ -418,23 +438,26 @@ def test_affinity_bars_carry_the_trace_row_of_the_selected_query(s):
 
 @pytest.mark.parametrize("s", states(), ids=lambda s: f"h{s.head}-T{s.temperature}-causal{s.causal}-n{len(s.tokens)}")
 def test_affinity_printed_bar_labels_equal_the_trace(s):
-    """The numbers written on the bars: Q·K to 0.1, the scaled score to 0.01, the weight to under 1 %
-    (whole percentages that add up to 100 over the visible keys)."""
+    """The numbers written on the bars: Q·K to 0.1, the scaled score to 0.01, the weight as its whole
+    percentage rounded on its own (as the heatmap's cells).
+
+    This test used to assert that the weights' labels add up to 100 over the visible keys: that was the
+    bug of issue 35 (labels adjusted to make the total look right), so it checks each label instead."""
     c = st.compute(s)
     t, h, i = c.trace, s.head, s.query
     tree = parse(render_affinity(s))
-    for measure, ref, tol in (("score", t.scores[h, i], 0.05), ("scaled", t.scaled_scores[h, i], 0.005),
-                              ("weight", 100 * t.weights[h, i], 1.0 - 1e-9)):
+    for measure, ref, tol in (("score", t.scores[h, i], 0.05), ("scaled", t.scaled_scores[h, i], 0.005)):
         for b in bars(tree, measure):
             j = int(b.attrs["data-j"])
             (label,) = b.find(lambda e: e.has_class("bar-value"))
-            if measure == "weight" and not t.mask[i, j]:
-                assert label.text == "masked"
-                continue
             assert number(label.text.rstrip(" %")) == pytest.approx(float(ref[j]), abs=tol + 1e-9)
-    printed = [number(lb.text.rstrip(" %")) for b in bars(tree, "weight") if "data-masked" not in b.attrs
-               for lb in b.find(lambda e: e.has_class("bar-value"))]
-    assert sum(printed) == 100
+    for b in bars(tree, "weight"):
+        j = int(b.attrs["data-j"])
+        (label,) = b.find(lambda e: e.has_class("bar-value"))
+        if not t.mask[i, j]:
+            assert label.text == "masked"
+            continue
+        assert label.text == honest_label(t.weights[h, i, j]) + " %"
 
 
 def test_affinity_marks_masked_keys():

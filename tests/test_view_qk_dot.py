@@ -8,7 +8,9 @@ is the query's strongest unless the reader picks one.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -181,12 +183,21 @@ def test_the_why_line_calls_a_special_token_special():
 
 @pytest.mark.parametrize("weights", [[1 / 3] * 3, [0.125] * 8, [0.994, 0.003, 0.003], [0.0, 0.0], [0.5, 0.5],
                                      list(np.random.default_rng(3).dirichlet(np.ones(17)))])
-def test_row_percents_add_up_to_100_and_are_each_within_one_point(weights):
-    from attention_explorer.views.markup import row_percents
+def test_percent_labels_round_each_weight_on_its_own(weights):
+    """This test used to assert that a row's whole percentages add up to 100 (largest remainder): that was
+    the bug of issue 35 ([1/3] * 3 read 34 33 33, [0.125] * 8 read 13 13 13 13 12 12 12 12). Each label is
+    now its own weight rounded half up, "<1" above 0 but under 0.5 %; tests/test_rounding.py has the rest."""
+    from attention_explorer.views.markup import percent_labels
 
-    got = row_percents(weights)
-    assert sum(got) == (100 if sum(weights) > 0.5 else 0)
-    assert all(abs(g - 100 * w) < 1 for g, w in zip(got, weights))
+    got = percent_labels(weights)
+    for g, w in zip(got, weights):
+        q = Fraction(float(w)) * 100  # the exact value of 100·w
+        if g == "<1":
+            assert 0 < q < Fraction(1, 2)
+        else:
+            assert g == str(math.floor(q + Fraction(1, 2))) and abs(int(g) - q) <= Fraction(1, 2)
+    for v in set(weights):
+        assert len({g for g, w in zip(got, weights) if w == v}) == 1, "equal weights, equal labels"
 
 
 def test_the_w_o_sentence_is_true_for_each_models_weights():

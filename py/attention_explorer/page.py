@@ -136,7 +136,8 @@ LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 PANELS: dict[str, Panel] = {
     "token-chips": Panel(lambda s, c: controls.render_token_chips(s, c), _fields("model", "text", "query", "pinned")),
     "query-why": Panel(lambda s, c: qk_dot.why_line(s, c), _fields(*LAYER, "query", "head"), reads="attention"),
-    "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads), _fields("model", "text")),
+    "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads),
+                         _fields("model", "text", "layer", "head")),
     "stepper": Panel(lambda s, c: stepper.render(s, c), _fields("stage")),
     "stage-detail": Panel(lambda s, c: stepper.render_detail(s, c), _fields("model", "stage", "custom")),
     "embedding": Panel(lambda s, c: embedding.render(s, c), _fields("model", "text", "query")),

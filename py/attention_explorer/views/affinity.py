@@ -24,7 +24,7 @@ from __future__ import annotations
 from . import math as m
 from .attention_matrix import row_tips, size_style, softmax_pieces, strongest_key
 from .colors import viridis
-from .markup import attr, clip_label, data_num, esc, num, patch_op, pct, row_percents
+from .markup import attr, clip_label, data_num, esc, num, patch_op, pct, percent_labels
 
 GUTTER = 44        # left margin: the axis labels ("0", "100 %")
 COL = 52           # px per key column: fits "−265.4" at 11 px written across...
@@ -61,7 +61,7 @@ def _band_titles(trace) -> tuple[str, str, str]:
 
 
 def _value_label(measure: str, value: float, percent: int | None = None) -> str:
-    """A bar's printed value; weights as the row's whole percentages (they add up to 100 %)."""
+    """A bar's printed value; weights as whole percentages, each rounded on its own (markup.percent_label)."""
     if measure == "score":
         return num(value, 1)
     if measure == "scaled":
@@ -109,7 +109,7 @@ def _bar_look(measure: str, v: float, ok: bool, x: float, col: int, y, y0: float
 def _band_looks(measure: str, values, allowed, top: float, col: int) -> tuple[list[dict], float, object]:
     """Every bar's look (_bar_look) in one band, with the band's zero line height and y(value)."""
     n = len(values)
-    percents = row_percents(values) if measure == "weight" else [None] * n  # whole %, adding up to 100
+    percents = percent_labels(values) if measure == "weight" else [None] * n  # whole %, each rounded on its own ("<1": under 0.5 %)
     lo, hi = _scale(measure, values)
     bar_top = top + TITLE_H + label_pad(col)
 

@@ -31,7 +31,7 @@ import numpy as np
 from .. import core
 from .attention_matrix import LABEL, MIN_SCALE, cell_size, size_style, weight_legend
 from .colors import text_on, viridis, viridis_many
-from .markup import attr, clip_label, data_num, esc, patch_op, pct, row_percents
+from .markup import attr, clip_label, data_num, esc, patch_op, pct, percent_labels
 
 MEAN_GAP = 30      # viewBox units between the matrix and the selected queries' mean row (its caption sits there)
 LEGEND_H = 44      # below the last row: the 0-100 % scale
@@ -111,7 +111,7 @@ def _heatmap(view: str, tokens, matrix, mask, selected, query: int, *, aria: str
     esc_q = [esc(q) for q in quoted]
     out.append('<g class="cells" data-grid>')
     for i in range(n):
-        percents = row_percents(rows[i]) if show_numbers else ()
+        percents = percent_labels(rows[i]) if show_numbers else ()
         y, tip_row = LABEL + i * cell, f"{esc_q[i]} → "
         for j in range(n):
             w = rows[i][j]
@@ -127,7 +127,7 @@ def _heatmap(view: str, tokens, matrix, mask, selected, query: int, *, aria: str
             if show_numbers and not hatched:
                 shade = "on-light" if light else "on-dark"
                 out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" '
-                           f'text-anchor="middle" dominant-baseline="central">{percents[j]}</text>')
+                           f'text-anchor="middle" dominant-baseline="central">{esc(percents[j])}</text>')
     out.append("</g>")
     for i in selected:  # outlines last, over the cells: as the main heatmap draws them
         kind = "query-outline" if i == query else "pinned-outline"
@@ -142,7 +142,7 @@ def _heatmap(view: str, tokens, matrix, mask, selected, query: int, *, aria: str
                    f'<text class="row-label mean-label" x="{LABEL - 8}" y="{mean_y + cell / 2:.1f}" '
                    f'text-anchor="end" dominant-baseline="central"><title>{esc(what)}, not a token</title>'
                    f'mean of {len(selected)}</text>')
-        percents = row_percents(mean) if show_numbers else ()
+        percents = percent_labels(mean) if show_numbers else ()
         for j, w in enumerate(mean):
             x = LABEL + j * cell
             light = text_on(w) != "#fff"
@@ -153,7 +153,7 @@ def _heatmap(view: str, tokens, matrix, mask, selected, query: int, *, aria: str
             if show_numbers:
                 out.append(f'<text class="cell-value {"on-light" if light else "on-dark"}" x="{x + cell / 2}" '
                            f'y="{mean_y + cell / 2}" text-anchor="middle" dominant-baseline="central">'
-                           f'{percents[j]}</text>')
+                           f'{esc(percents[j])}</text>')
         out.append("</g>")
     out.append(weight_legend(LABEL, bottom + 14, max(size, MIN_WIDTH - LABEL - 8), scale_id,
                              hatch if any_hatched else None, label=scale_label, swatch=72))  # 13 px legend text

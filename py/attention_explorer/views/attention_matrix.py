@@ -1,7 +1,10 @@
 """The attention weight matrix A of one head as an SVG heatmap, and all heads side by side.
 
 What it teaches: row i is where query token i looks. Each row is a softmax, so
-it sums to 100 %; colour is A_ij on a colour-blind-safe scale (viridis). The
+it sums to 100 %; colour is A_ij on a colour-blind-safe scale (viridis). A short
+sentence's cells also print A_ij as a whole percentage, each rounded on its own
+(markup.percent_label: "<1" above 0 but under 0.5 %), so equal weights read the
+same; the legend says that a row's numbers may then not add up to exactly 100. The
 query row is outlined. Every cell is one hover or focus away from its
 derivation: Q_i·K_j, divided by √d_k·T, exp(· − row max), divided by the row
 sum. With a causal mask, cells right of the diagonal are hatched: a token may
@@ -31,7 +34,7 @@ import json
 import numpy as np
 
 from .colors import HEAD_COLORS, text_on, viridis, viridis_many
-from .markup import attr, clip_label, data_num, esc, num, pct, row_percents, table_on_request
+from .markup import attr, clip_label, data_num, esc, num, pct, percent_labels, table_on_request
 
 CELL = 40          # px per cell in viewBox units (short sentences)
 MIN_CELL = 18      # ... shrinking to this for 32 tokens, so the matrix fits one page column
@@ -41,6 +44,24 @@ LEGEND_H = 44      # px below the grid for the 0-100 % legend
 MIN_SCALE = 0.9    # never draw smaller than 0.9 px per unit: 12-13 unit text stays >= 11 px (the
                    # figure scrolls sideways on a phone instead)
 THUMB_LEVELS = 40  # small multiples: colour steps (weights rounded to 2.5 %, invisible at thumbnail size)
+# Under a heatmap with numbers in its cells: each is rounded on its own (markup.percent_label), so equal
+# weights read the same, and a row need not add up to 100 on the page. The picture says so itself.
+ROUNDING_NOTE = ("Numbers in the cells are percentages, each rounded on its own (<1: above 0 but under 0.5 %), "
+                 "so a row may not add up to exactly 100.")
+NOTE_LINE_H = 14   # px per line of the note (11 px legend text)
+NOTE_CHAR_W = 6.2  # px per character of 11 px text, on the generous side: the note wraps before it overflows
+
+
+def wrap_words(text: str, width: float, char_w: float = NOTE_CHAR_W) -> list[str]:
+    """text in lines of at most width / char_w characters, broken between words (SVG text does not wrap)."""
+    most = max(1, int(width // char_w))
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= most:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def cell_size(n: int) -> int:
@@ -175,8 +196,10 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     any_masked = not bool(np.all(mask))
     rows = sorted({query, *pinned}) if pinned else []  # the selected queries, when more than one
     mean_h = cell + 10 if len(rows) > 1 else 0  # the mean row under the grid
-    width, height = label + size + 8, label + size + mean_h + (LEGEND_H if legend else 8)
     show_numbers = cell >= 30 and n <= 14
+    width = label + size + 8
+    note = wrap_words(ROUNDING_NOTE, width - 16) if legend and show_numbers else []  # from x = 8 to width - 8
+    height = label + size + mean_h + (LEGEND_H + NOTE_LINE_H * len(note) if legend else 8)
     focus_j = strongest_key(weights[query], mask[query]) if n else 0
     out = [f'<svg{attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap", data_n=n, data_query=query, aria_label=matrix_label(head_name), style=size_style(width), **(meta or {}))}>']
     out.append(f'<defs><pattern id="{masked_id}" width="6" height="6" patternUnits="userSpaceOnUse" '
@@ -205,7 +228,7 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     # data-hover-event and data-hover-row off this group, so the row's cells need no attributes of their own
     out.append(f'<g{attr(class_="cells", data_grid=interactive, data_cell_event="pick_cell" if interactive else None, data_hover_event="set_key" if interactive else None, data_hover_row=query if interactive else None)}>')
     for i in range(n):
-        percents = row_percents(weights[i]) if show_numbers else ()  # whole % that add up to 100 per row
+        labels = percent_labels(weights[i]) if show_numbers else ()  # whole %, each weight rounded on its own
         for j in range(n):
             w = float(weights[i][j])
             allowed = bool(mask[i][j])
@@ -225,7 +248,7 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
             if show_numbers and allowed:
                 shade = "on-light" if light else "on-dark"  # a class: CSS text fill beats attributes
                 out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" '
-                           f'text-anchor="middle" dominant-baseline="central">{percents[j]}</text>')
+                           f'text-anchor="middle" dominant-baseline="central">{esc(labels[j])}</text>')
     out.append("</g>")
     for i in rows:
         if i != query:
@@ -236,7 +259,8 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     if mean_h:
         out.append(_mean_row(tokens, weights, rows, label, label + size + 10, cell, show_numbers))
     if legend:
-        out.append(weight_legend(label, label + size + mean_h + 14, size, scale_id, masked_id if any_masked else None))
+        out.append(weight_legend(label, label + size + mean_h + 14, size, scale_id, masked_id if any_masked else None,
+                                 note=note, note_x=8))
     out.append("</svg>")
     return "".join(out)
 
@@ -250,7 +274,7 @@ def _mean_row(tokens, weights, rows, x0: float, y: float, cell: int, show_number
     out = [f'<g class="mean-row" data-rows="{"_".join(map(str, rows))}">',
            f'<text class="row-label mean-label" x="{x0 - 8}" y="{y + cell / 2:.1f}" text-anchor="end" '
            f'dominant-baseline="central"><title>mean attention of the selected queries: {esc(names)}</title>{label}</text>']
-    percents = row_percents(mean) if show_numbers else ()
+    labels = percent_labels(mean) if show_numbers else ()
     for j, w in enumerate(mean.tolist()):
         x = x0 + j * cell
         light = text_on(w) != "#fff"
@@ -259,7 +283,7 @@ def _mean_row(tokens, weights, rows, x0: float, y: float, cell: int, show_number
         if show_numbers:
             shade = "on-light" if light else "on-dark"
             out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" text-anchor="middle" '
-                       f'dominant-baseline="central">{percents[j]}</text>')
+                       f'dominant-baseline="central">{esc(labels[j])}</text>')
     out.append("</g>")
     return "".join(out)
 
@@ -269,7 +293,8 @@ def matrix_label(head_name: str) -> str:
 
 
 def table_caption(head_name: str) -> str:
-    return f"Attention weights of the {head_name} head. Rows are queries, columns are keys; each row sums to 100 %."
+    return (f"Attention weights of the {head_name} head. Rows are queries, columns are keys; each row's weights "
+            "sum to 100 %, but the numbers shown are rounded to 0.1 %, so a row may not add up to exactly 100.")
 
 
 def cell_rect(x: int, y: int, cell: int, fill: str, light: bool, i: int, j: int, w: float, allowed: bool,
@@ -290,9 +315,10 @@ def cell_paint(w: float, allowed: bool, masked_id: str) -> tuple[str, bool]:
 
 
 def weight_legend(x: float, y: float, width: float, scale_id: str, masked_id: str | None, *,
-                  label: str = "weight A_ij", swatch: int = 56) -> str:
+                  label: str = "weight A_ij", swatch: int = 56, note=(), note_x: float | None = None) -> str:
     """The 0-100 % viridis scale under a heatmap (plus the hatched "masked" swatch when masked_id is
-    given); swatch: room for the "masked" label, wider for larger legend text."""
+    given); swatch: room for the "masked" label, wider for larger legend text. note: lines of text
+    under the scale, from x = note_x (default x), NOTE_LINE_H apart (the caller makes room for them)."""
     stops = "".join(f'<stop offset="{k * 10}%" stop-color="{viridis(k / 10)}"/>' for k in range(11))
     bar_w = width - swatch - 14 if masked_id else width  # room for the "masked" swatch
     parts = [f'<g class="legend" aria-hidden="true"><defs><linearGradient id="{scale_id}">{stops}</linearGradient></defs>',
@@ -304,6 +330,9 @@ def weight_legend(x: float, y: float, width: float, scale_id: str, masked_id: st
         sx = x + width - swatch
         parts.append(f'<rect x="{sx}" y="{y - 2}" width="14" height="14" fill="url(#{masked_id})"/>'
                      f'<text x="{sx + 18}" y="{y + 9}" class="legend-label">masked</text>')
+    nx = x if note_x is None else note_x
+    parts += [f'<text x="{nx}" y="{y + 24 + NOTE_LINE_H * (k + 1)}" class="legend-label legend-note">{esc(line)}</text>'
+              for k, line in enumerate(note)]
     parts.append("</g>")
     return "".join(parts)
 
@@ -376,10 +405,10 @@ def render_patch(state, computed, heads) -> list[dict]:
     values, shades = [], []
     if show_numbers:
         for i in range(n):
-            percents = row_percents(weights[i])
+            labels = percent_labels(weights[i])  # as attention_matrix_svg writes them
             for j in range(n):
                 if flat_mask[i * n + j]:
-                    values.append(str(percents[j]))
+                    values.append(labels[j])
                     shades.append(lights[i * n + j])
     cells = 'svg[data-view="attention-matrix"] rect[data-i]'
     svg = 'svg[data-view="attention-matrix"]'

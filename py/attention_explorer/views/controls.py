@@ -65,7 +65,9 @@ def model_form(state, model, models) -> dict:
     {"options": {id: [[value, label], ...]}, "text": {id: text}, "marker": {"dk-scale": percent}}
     """
     return {"options": {k: [list(o) for o in v] for k, v in _choice_lists(state, model, models).items()},
-            "text": {"max-tokens": str(model.max_tokens), "dk-true": _dk_true_text(model), "dk-d": str(model.d_k), "model-about": model.about},
+            "text": {"max-tokens": str(model.max_tokens), "dk-true": _dk_true_text(model), "dk-d": str(model.d_k),
+                     "demo-dk-model": str(model.d_k),  # the √d_k demo's hint (why.MODEL_DK_ID), also drawn once
+                     "model-about": model.about},
             "marker": {"dk-scale": round(_dk_marker_pct(model), 2)}}
 
 

@@ -284,6 +284,14 @@ def render(state, computed) -> str:
     return _render_learned(state, computed)
 
 
+def _features_on(model, e_i) -> list[str]:
+    """The names of the named features that are on in e_i, in dim order: the chips, and what their count counts.
+
+    Not the run's token_tags: those summarise the word for other panels and leave out features that are on
+    ("any token", "3rd person", "capitalised"), so "6 are on" once stood beside 5 chips."""
+    return [model.dim_names[d] for d in range(model.region("features").stop) if e_i[d] != 0]
+
+
 def _render_designed(state, computed) -> str:
     """The query token's embedding: feature strip, positional heatmap (its row outlined), and the sum x_i."""
     emb = computed.embedding
@@ -292,9 +300,9 @@ def _render_designed(state, computed) -> str:
     vmax = max(1.0, float(np.abs(emb.token).max()), float(np.abs(emb.position).max()))  # shared colour scale
     model = computed.model
     n_features, pos_start = model.region("features").stop, model.region("position").start
-    tags = computed.run.token_tags[q]
-    chips = "".join(f'<li class="emb-tag">{esc(t)}</li>' for t in tags)
-    n_on = int(np.count_nonzero(e_i[:n_features]))
+    on = _features_on(model, e_i)
+    chips = "".join(f'<li class="emb-tag">{esc(name)}</li>' for name in on)
+    special = " It is a special token, not a word of the sentence." if q in computed.run.special else ""
     return f"""<div class="emb" data-view="embedding" data-query="{q}">
 <p class="emb-lede">Before attention, token {q} <strong class="emb-token">{esc(tok)}</strong> becomes one vector
 <math><msub><mi>x</mi><mn>{q}</mn></msub></math> of {len(x_i)} numbers: <em>what</em> the word is plus <em>where</em> it stands.</p>
@@ -302,7 +310,7 @@ def _render_designed(state, computed) -> str:
 <div class="emb-parts">
 <section class="emb-part">
 <h3>What: token embedding <math><mi>e</mi><mo>(</mo><mtext>{esc(tok)}</mtext><mo>)</mo></math></h3>
-<p class="emb-note">{n_features} named yes/no features from the lexicon (dims 0–{n_features - 1}); {n_on} are on for this token. A trained model learns such directions instead.</p>
+<p class="emb-note">{n_features} named yes/no features from the lexicon (dims 0–{n_features - 1}); {len(on)} are on for this token, named below.{special} A trained model learns such directions instead.</p>
 {_feature_strip(model, e_i, tok, vmax)}
 <ul class="emb-tags" aria-label="Features of {esc(tok)}">{chips}</ul>
 </section>

@@ -63,11 +63,39 @@ def preset_focus(preset, tokens, heads=()) -> str:
     return head + query
 
 
+def _head_number(layer: int, h: int, layered: bool) -> str:
+    """"head 3"; "layer 4, head 2" when layered (either head of the sentence is past the first layer)."""
+    return f"layer {layer + 1}, head {h + 1}" if layered else f"head {h + 1}"
+
+
+def _head_named(layer: int, h: int, heads, layered: bool) -> str:
+    """_head_number with the head's name when it has one: "head 3 (Previous token)"."""
+    layer_heads = _heads_of_layer(heads, layer)
+    name = head_name(h, layer_heads[h]) if h < len(layer_heads) else ""
+    return _head_number(layer, h, layered) + (f" ({name})" if name else "")
+
+
+def elsewhere_note(state, preset, heads=()) -> str:
+    """"" when the head in view is the one the preset's note is about; else a sentence that says so.
+
+    The note describes one head's picture; read beside another head's it would be false ("almost all of
+    its attention goes to 'cat'" under the previous-token head), so it names its head and the way back."""
+    if (state.layer, state.head) == (preset.layer, preset.head):
+        return ""
+    layered = bool(state.layer or preset.layer)
+    return (f"This note is about {_head_named(preset.layer, preset.head, heads, layered)}; "
+            f"{_head_named(state.layer, state.head, heads, layered)} is shown now: switch back to "
+            f"{_head_number(preset.layer, preset.head, layered)} to see what it describes.")
+
+
 def preset_info(state, presets, heads=()) -> str:
-    """The note of the preset whose sentence is on the page, naming the head and query it opened."""
+    """The note of the preset whose sentence is on the page, naming the head and query it opened, and
+    saying so first when the reader has since switched to another head."""
     preset = next((p for p in presets if p.text == state.text), None)
     if preset is None:
         return '<p class="preset-look-for muted">Your own sentence. Pick a preset for a guided example.</p>'
-    return (f'<p class="preset-look-for"><strong>{esc(preset.title)}.</strong> '
+    elsewhere = elsewhere_note(state, preset, heads)
+    elsewhere = f'<span class="preset-elsewhere">{esc(elsewhere)}</span> ' if elsewhere else ""
+    return (f'<p class="preset-look-for"><strong>{esc(preset.title)}.</strong> {elsewhere}'
             f'<span class="preset-focus">{esc(preset_focus(preset, state.tokens, heads))}</span>: '
             f'{esc(preset.look_for)}</p>')

@@ -66,20 +66,39 @@ def pct(w: float, digits: int = 1) -> str:
     return f"{100 * w:.{digits}f} %"
 
 
-def row_percents(weights) -> list[int]:
-    """Whole percentages for one softmax row that add up to exactly 100 (largest remainder).
+def percent_label(w: float) -> str:
+    """A weight (0..1) as the whole percentage printed on a cell or bar: 100·w rounded half up, on its own.
 
-    Rounding each weight alone can make a row read 99 % or 102 %; here the floors are
-    topped up, one point each, by the largest remainders. A row of zeros (fully masked)
-    stays all 0.
+    "<1" for a weight above 0 that rounds to 0 (under 0.5 %): a key that gets a little is not shown
+    as getting nothing. "0" only for a weight of exactly 0 (a masked key, or exp underflowed to 0; also
+    the tiny negative rounding error, above −0.5 %, a reader's own attention function may leave).
+    Nothing is adjusted to make a row's labels add up to 100: equal weights get equal labels, so a
+    row of labels may add up to a little more or less than 100 (the heatmap's legend says so).
+
+    The rounding is of the weight's exact value (as decimal.Decimal(w) or fractions.Fraction(w) see it),
+    not of 100·w in floating point, which can land on the wrong side of a half: 100 * 0.015 is 1.5
+    in floats, but the float 0.015 is 0.01499999999999999944… (label 1), and 100 * 0.004999999999999999
+    + 0.5 rounds up to 1.0 (label "<1"). Near a half, the sign of 100·w − (k ± ½) is found exactly:
+    100·w = 64w + 32w + 4w, each product exact (powers of two), and math.fsum rounds their exact sum
+    (with −(k ± ½), also exact) correctly, so the sign it gives is the true sign.
     """
-    raw = [100.0 * float(w) for w in weights]
-    total = round(sum(raw))
-    floors = [int(math.floor(r)) for r in raw]
-    short = total - sum(floors)
-    for k in sorted(range(len(raw)), key=lambda k: floors[k] - raw[k])[:max(0, short)]:
-        floors[k] += 1
-    return floors
+    w = float(w)
+    x = 100.0 * w
+    k = math.floor(x + 0.5)  # half up; right unless x is within float error of a half
+    if abs(x - math.floor(x) - 0.5) < 1e-9:
+        terms = [64.0 * w, 32.0 * w, 4.0 * w]
+        if math.fsum([*terms, -(k - 0.5)]) < 0:  # 100·w is below k − ½: one less
+            k -= 1
+        elif math.fsum([*terms, -(k + 0.5)]) >= 0:  # 100·w reaches k + ½: one more
+            k += 1
+    if k == 0:
+        return "<1" if w > 0 else "0"
+    return str(k).replace("-", "−")
+
+
+def percent_labels(weights) -> list[str]:
+    """percent_label of each weight of a row (or any vector), in order: each rounded on its own."""
+    return [percent_label(w) for w in (weights.tolist() if hasattr(weights, "tolist") else weights)]
 
 
 _SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")

@@ -188,7 +188,9 @@ def why_line(state, computed) -> str:
     h, i, toks = state.head, state.query, computed.tokens
     j = strongest_key(tr.weights[h, i], tr.mask[i])
     head = head_ref(h, computed.heads[h])
-    w = pct(float(tr.weights[h, i, j]), 1)  # one decimal: the heatmap's whole percentages are rounded to add up to 100
+    # one decimal: a sentence about one weight can say more than its heatmap cell's whole percentage;
+    # both are the weight rounded on its own (markup.percent_label), never adjusted to make a row add up
+    w = pct(float(tr.weights[h, i, j]), 1)
     start = f"With {head}, “{toks[i]}” looks most at “{toks[j]}” ({w})"
     if j in computed.run.special:
         reason = (_sink_reason(tr, h, i, j, computed.run.special, toks) if computed.embedding.learned else

@@ -32,7 +32,7 @@ import numpy as np
 from . import math as m
 from .colors import HEAD_COLORS, signed_strength
 from .explain import head_ref, head_title
-from .markup import attr, clip_label, data_num, esc, num, pct, row_percents
+from .markup import attr, clip_label, data_num, esc, num, pct, percent_labels
 
 # --- the diverging scale and value strips ---------------------------------------------------
 
@@ -168,7 +168,7 @@ def routing_svg(tokens, weights, mask, query: int, heads, shown_heads, selected:
             tip = f"{head_ref(h, heads[h])}\nquery “{q_tok}” → key “{tok}”\nA_ij = {pct(w)}"
             out.append(_route(h, query, j, w, x1, offset, thickest, tip))
     # key column: one focusable group per key, with its weight(s) in the tooltip
-    percents = row_percents(weights[selected][query])  # whole %, adding up to 100
+    percents = percent_labels(weights[selected][query])  # whole %, each rounded on its own ("<1": under 0.5 %)
     for j, tok in enumerate(tokens):
         y = _row_y(j)
         allowed = bool(mask[query][j])
@@ -185,7 +185,7 @@ def routing_svg(tokens, weights, mask, query: int, heads, shown_heads, selected:
         out.append(f'<g{attr(class_=cls, tabindex=0 if j == 0 else -1, data_grid_cell=True, data_i=query, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_tip=tip)}>'
                    f'<rect{attr(class_="key-bg", x=x1 + 2, y=f"{y - ROW / 2 + 2:.1f}", width=SVG_W - x1 - 4, height=ROW - 4, rx=4, fill="url(#routing-masked)" if not allowed else None)}/>')
         if allowed and not all_heads:
-            out.append(f'<text{attr(class_="key-pct", x=PCT_X, y=f"{y:.1f}", text_anchor="end", dominant_baseline="central")}>{percents[j]}%</text>')
+            out.append(f'<text{attr(class_="key-pct", x=PCT_X, y=f"{y:.1f}", text_anchor="end", dominant_baseline="central")}>{esc(percents[j])}%</text>')
         out.append(f'<text{attr(class_="key-label is-special" if j in special else "key-label", x=KEY_X, y=f"{y:.1f}", dominant_baseline="central")}>{esc(clip_label(tok, LABEL_CHARS))}</text></g>')
     out.append("</svg>")
     return "".join(out)

@@ -23,7 +23,7 @@ from ..fields import BY_NAME
 from . import math as m
 from .embedding import legend_html, strip_svg
 from .explain import head_ref
-from .markup import attr, data_num, esc, num, pct, row_percents, subscript
+from .markup import attr, data_num, esc, num, pct, percent_labels, subscript
 from .routing import sink_note, value_strip
 
 # ==========================================================================
@@ -161,15 +161,22 @@ that is what lets a model learn its queries and keys by gradient descent.</p>
 # Why divide by √d_k
 # ==========================================================================
 
+MODEL_DK_ID = "demo-dk-model"  # the hint's d_k: controls.model_form sends the model's own when the model changes
+
+
 def render_scale_demo_controls(state, d_k: int) -> str:
-    """The demo's d_k slider: static markup placed outside the re-rendered panel."""
+    """The demo's d_k slider: static markup placed outside the re-rendered panel.
+
+    It is drawn once, for the model the page opens with; the model's own d_k in its hint sits in an element
+    of its own (MODEL_DK_ID) that the bridge refills from controls.model_form, or it would keep that first
+    model's number (the designed model's 64) beside the trained model's 32."""
     lo, hi = BY_NAME["demo_dk"].limits
     return (f'<div class="field demo-dk-field">'
             f'<label for="demo-dk">Dimension of the random vectors <var>d<sub>k</sub></var> = '
             f'<output id="demo-dk-out" for="demo-dk">{state.demo_dk}</output></label>'
             f'<input{attr(id="demo-dk", type="range", data_event="set_demo_dk", min=lo, max=hi, step=1, value=state.demo_dk, aria_describedby="demo-dk-hint")}>'
             f'<span id="demo-dk-hint" class="hint">Drag to change d<sub>k</sub> from {lo} to {hi}; '
-            f'the model itself uses d<sub>k</sub> = {d_k}.</span></div>')
+            f'the model itself uses d<sub>k</sub> = <span id="{MODEL_DK_ID}">{d_k}</span>.</span></div>')
 
 
 # --- chart geometry (viewBox units; the SVGs scale to the container) ---
@@ -295,7 +302,7 @@ def _softmax_chart(demo) -> str:
         base = top + 22 + bar_h + 16
         parts.append(f'<text class="row-title {cls}" x="{x0}" y="{top + 14}">{title}</text>')  # fixed text, no reader input
         parts.append(f'<line class="baseline" x1="{x0}" x2="{x1}" y1="{base}" y2="{base}"/>')
-        percents = row_percents(w)  # whole %, adding up to 100
+        percents = percent_labels(w)  # whole %, each rounded on its own ("<1": under 0.5 %)
         for j in range(n):
             cx = x0 + j * slot + slot / 2
             hgt = bar_h * float(w[j])
@@ -306,7 +313,7 @@ def _softmax_chart(demo) -> str:
                        f"weight = softmax of the scaled scores = {pct(float(w[j]), 2)}")
             parts.append(f'<rect class="bar-slot" x="{cx - bw / 2:.1f}" y="{base - bar_h}" width="{bw:.1f}" height="{bar_h}"/>')
             parts.append(f'<rect{attr(class_=f"bar {cls}", x=f"{cx - bw / 2:.1f}", y=f"{base - hgt:.2f}", width=f"{bw:.1f}", height=f"{max(hgt, 0.0):.2f}", data_weight=data_num(w[j]), data_score=data_num(s[j]), data_tip=tip, tabindex="0" if (r, j) == (0, 0) else "-1", data_grid_cell=True, data_i=r, data_j=j)}/>')
-            parts.append(f'<text class="bar-pct" x="{cx:.1f}" y="{base - hgt - 4:.1f}" text-anchor="middle">{percents[j]}</text>')
+            parts.append(f'<text class="bar-pct" x="{cx:.1f}" y="{base - hgt - 4:.1f}" text-anchor="middle">{esc(percents[j])}</text>')
             parts.append(f'<text class="tick" x="{cx:.1f}" y="{base + 14}" text-anchor="middle">k{j + 1}</text>')
         parts.append(f'<text{attr(class_="row-note", x=x1, y=top + 14, text_anchor="end", data_tip=f"entropy of these weights: {num(ent, 2)} bits (0 = all on one key, {num(demo.entropy_uniform, 0)} = spread evenly over {n})")}>{num(ent, 2)} bits</text>')
     parts.append("</svg>")
