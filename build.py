@@ -293,18 +293,20 @@ def minilm_bundle(cache: Path = CACHE) -> Path:
 def write_models(dist: Path, cache: Path = CACHE) -> dict:
     """Copy the trained model's bundle (content-hashed name) and model card into dist/models/.
 
-    Returns the manifest the page carries: {model id: {"src", "bytes", "modules"}} (paths relative to
-    the page), so the bridge knows what choosing the model costs and where to fetch it.
+    Returns the manifest the page carries: {model id: {"src", "bytes", "sha256", "modules"}} (paths
+    relative to the page), so the bridge knows what choosing the model costs and where to fetch it, and
+    the worker checks every byte of it, downloaded or cached (model_file.verified_file).
     """
     bundle = minilm_bundle(cache)
     data = bundle.read_bytes()
-    name = f"minilm.{sha256_of(data)[:12]}.safetensors.gz"  # immutable: the browser cache may keep it
+    digest = sha256_of(data)
+    name = f"minilm.{digest[:12]}.safetensors.gz"  # immutable: the browser cache may keep it
     folder = dist / MODELS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_bytes(data)
     # attribution: the model card as published with the weights (Apache-2.0)
     shutil.copyfile(cached_file("minilm", "README.md"), folder / "all-MiniLM-L6-v2-README.md")
-    return {"minilm": {"src": f"{MODELS_DIR}/{name}", "bytes": len(data),
+    return {"minilm": {"src": f"{MODELS_DIR}/{name}", "bytes": len(data), "sha256": digest,
                        "modules": list(TRAINED_ONLY_MODULES)}}  # under py/
 
 

@@ -138,11 +138,12 @@ function applyResponse(res, event = null) {
   }
   // A link to a model still to download: the page shows the default meanwhile, and the link stays in
   // the address bar (a reload still opens it) until the model is in and the link is replayed.
-  if (res.load_model) chooseModel(res.load_model, location.hash);
+  if (res.load_model) modelComing = chooseModel(res.load_model, location.hash, true, Boolean(event && event.restore));
   else if (typeof res.hash === "string") followState(res.hash);
   if (res.stale) markOutdated(res.stale);
   if (res.focus) bringIntoView(res.focus);
-  if (res.notice) notify(res.notice);
+  // a link's reply says what of it was ignored, or nothing: a notice about an earlier link goes
+  if (res.notice || (event && event.type === "load_hash")) notify(res.notice || "");
   if (!isBookkeeping(event) || res.message) showMessage(res);
 }
 
@@ -385,9 +386,16 @@ function followStage() {
 
 // One request in flight; a newer event of the same type replaces a queued one,
 // so dragging a slider never builds a backlog. send() resolves once applied.
-let worker = null;
+let worker = null; // the running worker, or null while one starts (at first, or after a restart)
 let workerIsReady;
-const workerReady = new Promise((resolve) => { workerIsReady = resolve; });
+const workerReady = new Promise((resolve) => { workerIsReady = resolve; }); // the first worker ready
+let workerWaiters = [];
+function setWorker(w) {
+  worker = w;
+  if (w) { workerWaiters.forEach((resolve) => resolve(w)); workerWaiters = []; }
+}
+// the running worker, once there is one (a call made during a restart waits for the new worker)
+const whenWorker = () => (worker ? Promise.resolve(worker) : new Promise((resolve) => workerWaiters.push(resolve)));
 let computing = null; // the event Python is computing now (one at a time), or null
 let lastHover = ""; // the last hover event sent (see hoverEvent)
 // The URL follows the state (replaceState: moving a slider adds no history entries), once the reader
@@ -455,17 +463,23 @@ async function pump() {
   try {
     // the reader's code runs on a Run, and on every later change while it is in use: both are limited
     const limited = event.type === "run_code" || lastRunCode !== null;
-    const res = await (limited ? dispatchWithLimit(event) : worker.sync.dispatch(event));
+    const w = worker;
+    const res = await (limited ? dispatchWithLimit(event) : w.sync.dispatch(event));
+    if (limited) await stillAnswering(w); // the reader's code may have closed the worker (js.close())
+    if (event.type === "run_code" && !res.message && !event.restore) keepRanCode(event.value);
     if (event.type === "run_code" && !res.message) lastRunCode = event.value; // it ran: safe to run again
-    if (event.type === "reset_code") { lastRunCode = null; lastLimitedMs = 0; }
+    if (event.type === "reset_code") { lastRunCode = null; lastLimitedMs = 0; forgetCode(); }
     applyResponse(res, event);
   } catch (err) {
-    if (err instanceof CodeTimeout) {
-      // a new function that hangs: the last one that ran comes back; the function in use hanging on a
-      // later change (a slider, a sentence): it is switched off, or the restart would hang again
+    const gone = err instanceof PythonGone || PYTHON_ENDED.test(String((err && err.message) || err));
+    if (err instanceof CodeTimeout || gone) {
+      // a new function that hangs or ends Python: the last one that ran comes back; the function in use
+      // doing it on a later change (a slider, a sentence): it is switched off, or the restart would do it again
       const culprit = event.type !== "run_code";
       if (culprit) lastRunCode = null;
-      await restartAfterTimeout(culprit); // events wait meanwhile; the next one goes below
+      // not awaited: the restart's own events (the model's link replayed, the last good function) go through
+      // this queue once the new worker is in; the reader's wait meanwhile (pump needs a worker)
+      restartPython(gone ? endedMessage(err, culprit) : timeoutMessage(culprit));
       return;
     }
     console.warn("dispatch failed", err);
@@ -506,31 +520,82 @@ function dispatchWithLimit(event) {
   return Promise.race([done, limit]).finally(() => clearTimeout(timer));
 }
 
-async function restartAfterTimeout(switchedOff = false) {
+// Python gone: the reader's code ended it (os._exit, a fatal error) or closed its worker (js.close()).
+// A call then fails with one of Pyodide's own messages, or the worker stops answering.
+const PYTHON_ENDED = /Program terminated|already exited|fatal error/i;
+class PythonGone extends Error {}
+const ANSWER_MS = 3000; // a worker that answers nothing for this long after the reader's code ran is gone
+function stillAnswering(w) {
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new PythonGone("Python stopped answering (did the function close its worker?)")),
+      ANSWER_MS);
+  });
+  return Promise.race([w.sync.download_progress(), limit]).finally(() => clearTimeout(timer));
+}
+
+const restartTail = (switchedOff) => (switchedOff
+  ? "started again with the page's own attention function."
+  : "started again; the pictures show the last function that worked.");
+function timeoutMessage(switchedOff) {
+  return `Your function ran for more than ${Math.round(lastLimitMs / 100) / 10} s (an endless loop?), so Python was `
+    + "stopped and " + restartTail(switchedOff);
+}
+function endedMessage(err, switchedOff) {
+  const why = String((err && err.message) || err).split("\n").filter(Boolean)[0] || "it stopped";
+  return `Your function ended the page's Python (${why.slice(0, 120)}), so Python was ` + restartTail(switchedOff);
+}
+
+// A new worker in place of one that hangs or is gone, with the last good state (the URL holds it): the
+// trained model back from Cache Storage if it was in use, then the reader's last good function run again.
+// The editor keeps the reader's code throughout; `said` stays under it.
+async function restartPython(said) {
   const stopped = worker;
-  worker = null; // events wait in the queue meanwhile
+  setWorker(null); // events wait in the queue meanwhile
+  installed.clear(); // the new worker has no trained model yet: it comes back from Cache Storage
+  loading = null; // a download the old worker was making ends with it (chooseModel hears it: modelRestart)
+  modelRestart();
   try { stopped.terminate(); } catch (err) { console.warn("could not stop the worker", err); }
   root.dataset.state = "loading";
-  statusBox.classList.remove("is-ready");
+  statusBox.classList.remove("is-ready", "is-error");
   lastLimitedMs = 0; // the next limit starts from 2 s again
-  const said = `Your function ran for more than ${Math.round(lastLimitMs / 100) / 10} s (an endless loop?), so Python was `
-    + (switchedOff ? "stopped and started again with the page's own attention function."
-                   : "stopped and started again; the pictures show the last function that worked.");
   $("attention-code-message").textContent = said;
-  progress("Restarting Python after your function ran too long…", 0);
+  progress("Python stopped; starting it again…", 0);
   try {
-    worker = await launch(currentHash(), startWorker());
+    const w = await launch(currentHash(), startWorker(), { restart: true });
+    setWorker(w);
+    pump(); // events that waited for the new worker
+    await modelComing; // the link's trained model, installed and replayed (see applyResponse)
+    if (lastRunCode !== null) await send({ type: "run_code", value: lastRunCode, restore: true });
     root.dataset.state = "ready";
     statusBox.classList.add("is-ready");
     progress("Python is running again: every change you make is computed live in your browser.", STEPS);
     $("attention-code-message").textContent = said;
-    if (lastRunCode !== null) queue.unshift({ event: { type: "run_code", value: lastRunCode, restore: true }, done: [] });
     reportViewport();
-    warmUp(worker);
+    warmUp(w);
   } catch (err) {
     console.warn("restart failed", err);
     fail("Python could not be started again; reload the page. (" + String(err.message || err).split("\n")[0] + ")");
   }
+}
+
+// The reader's code is theirs: what they type stays in the editor through restarts, Reset and reloads
+// (kept per page in local storage until the editor's own Reset), and the function they last ran is
+// remembered so that reloading their own page is not taken for a link carrying someone's code.
+const CODE_KEY = `attention-explorer:code:${location.pathname}`;
+function stored(key) {
+  try { return localStorage.getItem(key); } catch { return null; } // storage refused: nothing kept
+}
+function store(key, value) {
+  try { if (value === null) localStorage.removeItem(key); else localStorage.setItem(key, value); } catch { /* refused */ }
+}
+const keepDraft = () => store(CODE_KEY + ":draft", codeText());
+const keepRanCode = (code) => store(CODE_KEY + ":ran", code);
+function forgetCode() { store(CODE_KEY + ":draft", null); store(CODE_KEY + ":ran", null); }
+// after the first reply: the reader's draft back in the editor, unless the link brought code of its own
+function restoreDraft(reply) {
+  const draft = stored(CODE_KEY + ":draft");
+  if (draft !== null && $("attention-code") && !(reply.values && "attention-code" in reply.values)) setCodeText(draft);
 }
 
 function codeText() {
@@ -541,6 +606,9 @@ function runCode() { send({ type: "run_code", value: codeText() }); }
 if ($("run-code")) {
   $("run-code").addEventListener("click", runCode);
   $("reset-code").addEventListener("click", () => send({ type: "reset_code" }));
+  // typed in the plain text box (a real input event) or in CodeMirror (editor.js's "reader-edit")
+  $("attention-code").addEventListener("input", (e) => { if (e.isTrusted) keepDraft(); });
+  $("attention-code").addEventListener("reader-edit", keepDraft);
   $("attention-code").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); runCode(); }
   });
@@ -548,6 +616,7 @@ if ($("run-code")) {
   $("code-edit").addEventListener("change", (e) => { // a ready-made edit goes into the editor; nothing runs
     const edit = (data.edits && data.edits.edits || {})[e.target.value];
     setCodeText(edit ? edit.source : data.edits.original);
+    keepDraft();
     $("code-look-for").textContent = edit ? edit.look_for : "";
   });
   // CodeMirror, from PyScript's bundle, only once the editor is on screen and Python is ready (editor.js).
@@ -660,45 +729,68 @@ const megabytes = (n) => (n / 1e6).toFixed(1);
 
 // Choose a model; one whose files are still to come is downloaded first (by the worker, with
 // progress), meanwhile the page stays on the current model and works. replayHash: a link to replay
-// once the model is there (it named the model).
-async function chooseModel(id, replayHash = null, switchTo = true) {
+// once the model is there (it named the model). switchTo false: only download (the comparison card).
+// The reader's last choice wins: a model chosen while another downloads is shown at once, and the
+// download, when it ends, switches nothing. restore: the replay is the page's own after a restart.
+let choice = null; // the reader's (or a link's) last choice: {id, replayHash, restore}
+let modelComing = null; // the download a reply asked for (applyResponse), for the restart to wait on
+let modelRestart = () => {}; // ends the wait for a download the stopped worker was making
+async function chooseModel(id, replayHash = null, switchTo = true, restore = false) {
   const spec = MODEL_FILES[id];
-  // once the files are in: switch to the model (or replay the link), or just redraw what can use it
-  const then = () => send(replayHash !== null ? { type: "load_hash", value: replayHash }
-    : switchTo ? { type: "set_model", value: id } : { type: "redraw", value: "compare" });
-  if (!spec || installed.has(id)) { then(); return; }
-  if (loading) return loading.done;
-  await workerReady;
+  if (switchTo) choice = { id, replayHash, restore };
+  // once the files are in: switch to the model (or replay the link) if it is still the last choice
+  const then = () => {
+    if (!switchTo) return send({ type: "redraw", value: "compare" });
+    if (choice === null || choice.id !== id) return send({ type: "redraw", value: "compare" });
+    const { replayHash: hash, restore: own } = choice;
+    choice = null;
+    return send(hash !== null ? { type: "load_hash", value: hash, ...(own ? { restart: true, restore: true } : {}) }
+      : { type: "set_model", value: id });
+  };
+  if (!spec || installed.has(id)) { await then(); return; }
+  if (loading && loading.id === id) { // already on its way: the choice above is what happens when it ends
+    await loading.done.catch(() => {});
+    return;
+  }
+  if (loading) await loading.done; // another model first (one download at a time)
+  const w = await whenWorker();
   const base = new URL(".", document.baseURI).href;
   const total = spec.bytes;
   downloadUi(`Downloading the trained model: 0 of ${megabytes(total)} MB…`, { value: 0, max: total });
   const poll = setInterval(async () => {
-    const p = await worker.sync.download_progress();
+    const p = await w.sync.download_progress();
     if (p.phase === "download") {
       downloadUi(`Downloading the trained model: ${megabytes(p.loaded)} of ${megabytes(total)} MB…`,
         { value: p.loaded, max: total });
+    } else if (p.phase === "verify") {
+      downloadUi("Checking the trained model's file…", { value: total, max: total });
     } else if (p.phase === "install") {
       downloadUi("Unpacking the trained model's weights…", { value: total, max: total });
     }
   }, 250);
-  loading = { id, done: worker.sync.load_model({ ...spec, model: id, base }) };
+  // a restart ends the worker and its download: the wait ends with it (the restart chooses again)
+  const stopped = new Promise((resolve) => { modelRestart = () => resolve({ ok: false, restarted: true }); });
+  const mine = { id, done: Promise.race([w.sync.load_model({ ...spec, model: id, base }), stopped]) };
+  loading = mine;
   let result;
   try {
-    result = await loading.done;
+    result = await mine.done;
   } catch (err) {
     result = { ok: false, message: `Could not load the trained model (${String(err.message || err).split("\n")[0]}).` };
   } finally {
     clearInterval(poll);
-    loading = null;
+    if (loading === mine) loading = null;
   }
+  if (result.restarted) { downloadUi(""); return; }
   if (result.ok) {
     installed.add(id);
     downloadUi("");
     await then();
   } else {
     downloadUi(result.message, { failed: true });
+    if (choice && choice.id === id) choice = null;
     if ($("model")) $("model").value = shownModel; // still the model the page shows
-    retryModel = () => chooseModel(id, replayHash, switchTo);
+    retryModel = () => chooseModel(id, replayHash, switchTo, restore);
   }
 }
 let retryModel = null;
@@ -959,10 +1051,15 @@ if (EMBED && window.parent !== window) {
 
 // A worker being started (launch.js: Pyodide, NumPy and our start-up modules; the first one began as
 // this module was loaded), then the page's state from the link (hash); its first reply applied.
-async function launch(hash, starting) {
+// restart: the link is the page's own (after a restart), so its code is no stranger's.
+async function launch(hash, starting, { restart = false } = {}) {
   const w = await starting;
   progress("Computing attention in Python…", 3);
-  applyResponse(await w.sync.boot(hash, EMBED ? "embed" : "page"));
+  modelComing = null;
+  // own_code: the function the reader last ran here; a link carrying it is the reader's own page reloaded
+  const reply = await w.sync.boot(hash, EMBED ? "embed" : "page", { restart, own_code: stored(CODE_KEY + ":ran") || "" });
+  applyResponse(reply, restart ? { type: "boot", restore: true } : null);
+  if (!restart) restoreDraft(reply);
   return w;
 }
 
@@ -973,7 +1070,7 @@ async function start() {
   }, BOOT_TIMEOUT_MS);
   try {
     const w = await launch(location.hash, firstWorker);
-    worker = w;
+    setWorker(w);
     workerIsReady();
     // A handle for tests and for curious readers in the console: call the worker's exports.
     globalThis.attentionExplorer = { call: (name, arg) => worker.sync[name](arg), sent: sentLog,

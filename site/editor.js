@@ -4,9 +4,9 @@
 // nothing at first paint.
 //
 // The <textarea id="attention-code"> stays the source of truth for the rest of the page (the stable
-// hook: its .value is the editor's text): every edit here is copied into it, and an "input" event on it
-// (a ready-made edit, a reset, a link) is copied into the editor. Tab leaves the editor (no tab
-// trapping: indent with spaces); Ctrl/Cmd+Enter runs.
+// hook: its .value is the editor's text): every edit here is copied into it (with a "reader-edit" event),
+// and an "input" event on it (a ready-made edit, a reset, a link) is copied into the editor. Tab leaves
+// the editor (no tab trapping: indent with spaces); Ctrl/Cmd+Enter runs.
 
 export async function upgrade(textarea, files, run) {
   const [{ EditorView, basicSetup }, { python }] = await Promise.all([
@@ -25,7 +25,9 @@ export async function upgrade(textarea, files, run) {
         "aria-describedby": textarea.getAttribute("aria-describedby") || "",
       }),
       EditorView.updateListener.of((update) => {
-        if (update.docChanged && !syncing) textarea.value = update.state.doc.toString();
+        if (!update.docChanged || syncing) return;
+        textarea.value = update.state.doc.toString();
+        textarea.dispatchEvent(new Event("reader-edit")); // the reader typed: the bridge keeps the draft
       }),
     ],
   });

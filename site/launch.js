@@ -32,12 +32,19 @@ export function onProgress(fn) {
 // measured to hold up the worker's own download of the WebAssembly in some cold loads (Chromium's cache
 // entry for the URL busy with the HEAD: 1.7-1.9 s for a download that takes 0.4 s).
 const SCRIPT_FILES = ["vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.js"];
+// a file that got no answer at all: Python's runtime is downloaded on every first visit, so it needs the network
+const NO_ANSWER = "no answer from the server: Python needs the network to start; check the connection";
 
 async function preflight() {
   if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
   await Promise.all(SCRIPT_FILES.map(async (path) => {
     // no cache: "no-store": it made Chromium drop its cached compiled wasm on repeat visits
-    const res = await fetch(path, { method: "HEAD" });
+    let res;
+    try {
+      res = await fetch(path, { method: "HEAD" });
+    } catch {
+      throw new Error(`could not download ${path} (${NO_ANSWER})`);
+    }
     if (!res.ok) throw new Error(`could not download ${path} (HTTP ${res.status})`);
   }));
 }
@@ -67,7 +74,7 @@ function followDownload(name, files) {
     if (!e.data) return;
     if (typeof e.data.failed === "string") {
       const path = Object.keys(files).find((p) => p.endsWith("/" + e.data.failed)) || e.data.failed;
-      fail(new Error(`could not download ${path} (HTTP ${e.data.status})`));
+      fail(new Error(`could not download ${path} (${e.data.status ? `HTTP ${e.data.status}` : NO_ANSWER})`));
     } else if (total > 0 && typeof e.data.loaded === "number") show(e.data.loaded);
   };
   return { stop: () => channel.close(), failed };

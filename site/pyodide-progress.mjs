@@ -28,7 +28,14 @@ export async function loadPyodide(options) {
   };
   const counting = [];
   globalThis.fetch = async (...args) => {
-    const response = await fetchAlone(...args);
+    let response;
+    try {
+      response = await fetchAlone(...args);
+    } catch (err) { // offline or refused: the page says which file, at once (status 0: no answer at all)
+      const url = args[0] instanceof Request ? args[0].url : String(args[0]);
+      channel.postMessage({ failed: new URL(url, self.location.href).pathname.split("/").pop(), status: 0 });
+      throw err;
+    }
     // a file that is not there: the page says which at once (Pyodide's start-up would hang on it)
     if (!response.ok) channel.postMessage({ failed: new URL(response.url).pathname.split("/").pop(), status: response.status });
     // a failed read: Pyodide's own read of the same response fails too, and says so

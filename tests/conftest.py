@@ -85,8 +85,8 @@ SHARED_PAGE_MODULES = {
 
 # The longest units first (a page load each, and the axe-core checks), so that the two workers end
 # together: modules run in this order, then every other file in its usual order.
-LONGEST_FIRST = (*SHARED_PAGE_MODULES["explorer"], "test_browser_a11y.py", "test_browser_code.py",
-                 "test_browser_trained.py", *SHARED_PAGE_MODULES["laptop"])
+LONGEST_FIRST = (*SHARED_PAGE_MODULES["explorer"], "test_browser_a11y.py", "test_browser_reader_work.py",
+                 "test_browser_code.py", "test_browser_trained.py", *SHARED_PAGE_MODULES["laptop"])
 
 
 def pytest_collection_modifyitems(items):

@@ -105,3 +105,13 @@ def test_a_z_that_is_not_the_weighted_sum_is_said_so_where_the_sum_is_drawn():
     routing = page.PANELS["routing"].render(s, c)
     assert "not the weighted sum" in routing
     assert "not the weighted sum" not in page.PANELS["routing"].render(run(DEFAULT, NO_SCALING), st.compute(run(DEFAULT, NO_SCALING)))
+
+
+def test_under_the_editor_one_line_says_what_run_means():
+    """A reader pasting code from elsewhere is told that it runs with the page's rights (issue 38)."""
+    html = page.fill_template(open("site/index.html", encoding="utf-8").read(), worker_config={},
+                              editor_files={"view": "./v.js", "python": "./p.js"})
+    line = re.search(r'<p id="code-rights"[^>]*>(.*?)</p>', html, re.S)
+    assert line, "the line is on the page, under the editor"
+    text = html_mod.unescape(line.group(1))
+    assert "network" in text and "rights" in text and html.index('id="code-rights"') > html.index('id="run-code"')

@@ -330,11 +330,33 @@ def test_keys_are_case_sensitive():
     assert permalink.decode("t=2")[1] == ["Ignored an unknown setting in the link: t."]
 
 
-def test_duplicate_keys_last_one_wins():
-    assert permalink.decode("T=2&T=3") == (replace(temperature=3.0), [])
-    assert permalink.decode("T=warm&T=3") == (replace(temperature=3.0), [])
+def test_duplicate_keys_last_one_wins_and_the_notice_says_so():
+    """A repeated key is read one way everywhere (the last wins), and the reader is told (issue 39)."""
+    state, notices = permalink.decode("T=2&T=3")
+    assert state == replace(temperature=3.0)
+    assert len(notices) == 1 and "T=" in notices[0] and "more than once" in notices[0] and "last" in notices[0]
+    assert permalink.decode("T=warm&T=3")[0] == replace(temperature=3.0)
     s, notices = permalink.decode("T=3&T=warm")
-    assert s == DEFAULT and len(notices) == 1
+    assert s == DEFAULT and len(notices) == 2  # repeated, and the last one unreadable
+
+
+@pytest.mark.parametrize("fragment", ["m=designed&m=minilm&h=2", "m=minilm&m=designed&h=2"])
+def test_the_model_downloaded_is_the_model_decoded(fragment):
+    """requested_model (what the worker downloads first) and decode (what is shown) agree on a link that
+    names the model twice: the last one, both times."""
+    last = fragment.split("&")[1].split("=")[1]
+    assert permalink.requested_model(fragment) == last
+    assert permalink.requested_model("#" + fragment.replace("m=", "%6D=", 1)) == last  # an escaped key is the key
+    state, notices = permalink.decode(fragment)
+    assert state.model == last and any("more than once" in n for n in notices)
+
+
+@pytest.mark.parametrize("key", ["p", "ab"])
+@pytest.mark.parametrize("digits", ["%D9%A3", "%EF%BC%93", "1_%D9%A3", "+1", " 1", "1__2"])
+def test_index_lists_take_ascii_digits_only(key, digits):
+    """p= and ab= refuse digits of other scripts (Arabic-Indic three, fullwidth three) as q, k, l, h do."""
+    state, notices = permalink.decode(f"{key}={digits}")
+    assert state == DEFAULT and len(notices) == 1 and "not a list of whole numbers" in notices[0]
 
 
 def test_empty_pairs_and_a_bare_key_are_harmless():

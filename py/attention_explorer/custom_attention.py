@@ -51,6 +51,7 @@ import ast
 import builtins
 import inspect
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Optional
 
@@ -235,7 +236,7 @@ def _reader_line(e: BaseException) -> Optional[int]:  # the innermost line of th
 
 
 def _runtime_error(e: BaseException, head: Optional[int] = None) -> CodeError:
-    text = "" if isinstance(e, SystemExit) else str(e)  # exit(): SystemExit's text is its code, "None"
+    text = "" if isinstance(e, (SystemExit, KeyboardInterrupt)) else str(e)  # exit(): its text is its code
     if len(text) > _MAX_QUOTE:  # an exception can carry a whole array's repr
         text = text[:_MAX_QUOTE - 1] + "…"
     what = f"{type(e).__name__}: {text}" if text else type(e).__name__
@@ -275,7 +276,7 @@ def compile_attention(source: str):
     try:
         with np.errstate(all="ignore"):
             exec(code, namespace)
-    except (Exception, SystemExit) as e:
+    except BaseException as e:  # SystemExit, KeyboardInterrupt too: the reader's code, the reader's message
         raise _runtime_error(e) from None
     fn = namespace.get("attention")
     if not callable(fn):
@@ -287,7 +288,7 @@ def compile_attention(source: str):
         try:
             with np.errstate(all="ignore"):
                 out = fn(q, k, v, mask, temperature, scale, **({"head": head} if pass_head else {}))
-        except (Exception, SystemExit) as e:
+        except BaseException as e:
             raise _runtime_error(e, head) from None
         try:
             return _checked(out, np.shape(q)[0], np.shape(k)[0], np.shape(v)[1], np.asarray(mask, bool))
@@ -384,6 +385,49 @@ def _checked(out, n_q: int, n_k: int, d_v: int, mask: np.ndarray):
             raise CodeError(f"weights row {r} is all zeros: each query must share a weight of 1 among its keys")
         raise CodeError(f"weights row {r} sums to {_sum_text(float(sums[r]))}: did you forget to normalise?")
     return z, weights
+
+
+# --------------------------------------------------------------------------
+# the page's own Python, kept from the reader's code
+# --------------------------------------------------------------------------
+
+def _kept_modules() -> list:
+    """The modules whose names the reader's code could rebind to break the page: ours, NumPy's top level,
+    math and builtins (the reader's function runs in the page's Python, so `import attention_explorer.core;
+    attention_explorer.core.softmax = ...` would otherwise outlive it)."""
+    import sys
+
+    return [m for name, m in list(sys.modules.items())
+            if m is not None and (name == "attention_explorer" or name.startswith("attention_explorer.")
+                                  or name in ("numpy", "math", "builtins"))]
+
+
+@contextmanager
+def page_kept():
+    """Run the reader's code, then put back every name it rebound or deleted in the page's own modules,
+    and delete what it added (other than submodules an import adds). If it changed anything, raise
+    CodeError naming it (the last good view stays); the page's Python is as it was either way."""
+    snapshots = [(m, dict(vars(m))) for m in _kept_modules()]
+    try:
+        yield
+    finally:
+        changed = []
+        for module, before in snapshots:
+            names = vars(module)
+            for key, value in before.items():
+                if names.get(key, _ABSENT) is not value:
+                    names[key] = value
+                    changed.append(f"{module.__name__}.{key}")
+            for key in [k for k in names if k not in before and not inspect.ismodule(names[k])]:
+                del names[key]
+                changed.append(f"{module.__name__}.{key}")
+        if changed:
+            shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+            raise CodeError(f"it changed the page's own Python ({shown}); that was undone. A function here may "
+                            "change only its own variables.")
+
+
+_ABSENT = object()
 
 
 def z_matches_weights(trace, rtol: float = 1e-5, atol: float = 1e-6) -> np.ndarray:

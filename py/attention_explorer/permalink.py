@@ -23,7 +23,9 @@ ignored: its field keeps the default, and the reader gets a short plain-text
 notice naming the field and the reason. Notices never contain markup
 characters and quote at most a short, plain-looking part of the bad value.
 decode never raises. If a key appears more than once, the LAST value wins (as
-a hand-edited link that appends "&T=2" expects), silently.
+a hand-edited link that appends "&T=2" expects), and a notice says so;
+requested_model reads the model the same way, so the model downloaded is the
+model shown. Numbers, and lists of them, are ASCII digits only.
 """
 from __future__ import annotations
 
@@ -61,6 +63,7 @@ _TEXTS = tuple(f.name for f in FIELDS if f.kind == "text")
 
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _DIGITS = re.compile(r"[+-]?[0-9]+\Z")  # ASCII digits only (int() would also take "٣", " 3", "1_0")
+_DIGIT_LIST = re.compile(r"(?:[0-9]{1,9}(?:_[0-9]{1,9})*)?\Z")  # "", "3", "0_13": ASCII digits only
 _INT = re.compile(r"[+-]?[0-9]{1,9}\Z")  # 9 digits is far past every range
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?\Z")
 _PLAIN = re.compile(r"[A-Za-z0-9_.\-]{1,24}\Z")  # what a notice may quote back to the reader
@@ -186,6 +189,10 @@ def _parse(name: str, value: str):
         if not math.isfinite(x):
             raise ValueError("too large")
         return x
+    if name in _SETS:
+        if not _DIGIT_LIST.match(value):
+            raise ValueError("not a list of whole numbers (write them as 0_13)")
+        return value
     if name in _INTS:
         if not _DIGITS.match(value):
             raise ValueError("not a whole number")
@@ -233,14 +240,12 @@ def requested_model(fragment: str | None) -> str:
     if not isinstance(fragment, str) or len(fragment) > MAX_FRAGMENT_CHARS:
         return ""
     key = BY_NAME["model"].key
-    for pair in fragment.lstrip("#").split("&"):
+    found = ""
+    for pair in fragment.lstrip("#").split("&"):  # the last m= wins, as in decode
         k, _, value = pair.partition("=")
-        if k == key:
-            try:
-                return _unescape(value)
-            except ValueError:
-                return ""
-    return ""
+        if _unescape_or(k, "") == key:
+            found = _unescape_or(value, "")
+    return found
 
 
 def decode(fragment: str | None) -> tuple[st.State, list[str]]:
@@ -258,6 +263,7 @@ def decode(fragment: str | None) -> tuple[st.State, list[str]]:
         return st.State(), [f"Ignored the link's settings: the link is {len(fragment):,} characters long, "
                             f"more than the {MAX_FRAGMENT_CHARS:,} any view of the explorer needs."]
     raw: dict[str, str] = {}  # field name -> raw value; a later duplicate replaces an earlier one
+    repeated: dict[str, None] = {}  # keys given more than once, first-seen order
     unknown: dict[str, None] = {}  # raw keys, first-seen order, once each
     for pair in fragment.split("&"):
         if not pair:
@@ -268,11 +274,16 @@ def decode(fragment: str | None) -> tuple[st.State, list[str]]:
         except ValueError:
             key = None
         if key in FIELDS_BY_KEY:
+            if FIELDS_BY_KEY[key] in raw:
+                repeated[key] = None
             raw[FIELDS_BY_KEY[key]] = value
         else:
             unknown[key_raw] = None
 
     state, notices, rejected = st.State(), [], set()
+    if repeated:
+        names = ", ".join(f"{k}= ({LABELS[FIELDS_BY_KEY[k]]})" for k in repeated)
+        notices.append(f"The link gives {names} more than once; the last one was used.")
     for name in KEYS:  # fixed order: text before query
         if name not in raw:
             continue

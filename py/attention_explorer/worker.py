@@ -9,7 +9,8 @@ pure and tested in CPython.
 
     load_numpy(spec)             -> NumPy version (worker_main.py: loads NumPy from Pyodide's lock
                                     file; meanwhile fetches our start-up modules' zip)
-    boot(fragment, mode)         -> response      (first render; state from the URL fragment)
+    boot(fragment, mode, options) -> response     (first render; state from the URL fragment; options:
+                                    {"restart", "own_code"}, see boot)
     warm_up()                    -> {panel id: [operation, ...]}  (load the views start-up left for later,
                                     rehearse a slider; its last move's patches, for the bridge to rehearse)
     dispatch(event)              -> response      (event: {"type": ..., "value": ...})
@@ -38,6 +39,8 @@ replays the link. "stale" lists the panels whose picture on the page is not the 
 screen when their inputs changed; drawn when they come near): a printout leaves them out.
 """
 from __future__ import annotations
+
+import contextlib
 
 _state = None  # the one State of this page; the bridge holds none
 _mode = "page"
@@ -86,8 +89,12 @@ def _reply(panels=None, *, values=None, message="", field="", notice="", focus="
             "form": fresh_form, "load_model": load_model, "stale": sorted(_stale)}
 
 
-def _redraw(old, new, *, notice="", focus="", load_model=""):
-    """The reply for old -> new (new is already _state): changed panels and every control value."""
+def _redraw(old, new, *, notice="", focus="", load_model="", code_to_editor=False):
+    """The reply for old -> new (new is already _state): changed panels and every control value.
+
+    code_to_editor: the editor shows the state's code (a link's code, or the page's own after the
+    editor's Reset); otherwise the editor is the reader's and keeps what they typed (a restart, Reset
+    of the view, a model switch)."""
     from attention_explorer import page
 
     patches = {}
@@ -99,14 +106,17 @@ def _redraw(old, new, *, notice="", focus="", load_model=""):
         # redrawn now, or left stale (off screen): either way not patchable until drawn again
         _live.difference_update((now - set(patches)) | _stale)
     values = page.control_values(new)
-    if old is None or old.code != new.code:  # the editor shows the state's code (a link's, or after Reset)
+    if code_to_editor:
         from attention_explorer import custom_attention
 
         values["attention-code"] = new.code or custom_attention.SOURCE
     return _reply(panels, values=values, notice=notice, focus=focus, load_model=load_model, patches=patches)
 
 
-def boot(fragment="", mode="page"):
+def boot(fragment="", mode="page", options=None):
+    """options: {"restart": the page's own link after its Python was restarted, "own_code": the function
+    the reader last ran on this page}. A link's code is put in the editor with a notice that it was not
+    run, unless the link is the page's own (a restart) or the code is the reader's own (a reload)."""
     global _state, _mode, _visible, _stale, _form_sent
     from attention_explorer import models, permalink, state as st
 
@@ -125,7 +135,12 @@ def boot(fragment="", mode="page"):
     # (for a plain link, nothing: no markup swap, no layout work on the main thread at ready).
     # The embed page always draws its panel: the link chooses which one.
     prerendered = st.State() if _mode == "page" else None
-    reply = _redraw(prerendered, _state, notice=" ".join(notices), focus=_state.panel, load_model=load)
+    options = _plain(options) if options else {}
+    own = bool(options.get("restart")) or (bool(_state.code) and _state.code == str(options.get("own_code") or ""))
+    if own:
+        notices = [n for n in notices if n != permalink.CODE_NOTICE]
+    reply = _redraw(prerendered, _state, notice=" ".join(notices), focus=_state.panel, load_model=load,
+                    code_to_editor=bool(_state.code) and not own)
     # everything imported and built so far lives as long as the page: move it out of the collector's
     # way, so a full collection (~25 ms in Pyodide) does not land in the middle of a slider move
     import gc
@@ -176,7 +191,7 @@ def compiled_at_start(_unused=None):
 
 def dispatch(event):
     global _state
-    from attention_explorer import page, permalink, state as st
+    from attention_explorer import page, state as st
 
     event = _plain(event)
     if _state is None:
@@ -187,31 +202,55 @@ def dispatch(event):
         pid = str(event.get("value") or "")
         _live.discard(pid)
         return _reply(page.render_panels(_state, only={pid}, live=True) if pid in page.PANELS else {})
-    old = _state
-    notice, focus = "", ""
+    from attention_explorer import custom_attention
+
+    old, kind = _state, event.get("type")
+    # the reader's code runs while a function is compiled (run_code) and while one in use computes: it
+    # cannot replace the page's own Python (page_kept undoes it and says so)
+    guard = custom_attention.page_kept() if kind == "run_code" or old.custom else contextlib.nullcontext()
     try:
-        if event.get("type") == "load_hash":  # the reader pasted a link or went back
-            new, notices = permalink.decode(str(event.get("value") or ""))
-            notice, focus = " ".join(notices), new.panel
-        else:
-            new = st.apply_event(old, event)  # validates; raises InputError for unusable input
-            if event.get("type") == "set_stage" and not event.get("follow"):
-                focus = page.stage_section(new)  # a chosen stage is brought into view; a followed one is there
+        with guard:  # (no reply is built inside: a reply rebinds this module's own globals)
+            step = _next_state(old, event)
+            if isinstance(step, str):  # a link to a model still to download: the bridge downloads it first
+                wanted = step
+            else:
+                new, notice, focus = step
+            if not isinstance(step, str) and new.custom:  # the reader's function: run it now (a failure keeps the last good view)
+                st.compute(new)
+                if new.ablated:
+                    st.compute_intact(new)
+                if new.pair_text:
+                    st.compute_pair(new)
+    except custom_attention.CodeError as exc:
+        return _reply(message=_code_message(exc), field="attention-code")
     except st.InputError as exc:
         return _reply(message=exc.message, field=exc.field)
-    if new.custom:  # the reader's attention function: run it now, so that a failure keeps the last good view
-        from attention_explorer import custom_attention
-
-        try:
-            st.compute(new)
-            if new.ablated:
-                st.compute_intact(new)
-            if new.pair_text:
-                st.compute_pair(new)
-        except custom_attention.CodeError as exc:
-            return _reply(message=_code_message(exc), field="attention-code")
+    if isinstance(step, str):
+        return _reply(load_model=wanted)  # then the bridge sends this link again
     _state = new
-    return _redraw(old, new, notice=notice, focus=focus)
+    to_editor = kind == "reset_code" or (kind == "load_hash" and bool(new.code) and not event.get("restart"))
+    return _redraw(old, new, notice=notice, focus=focus, code_to_editor=to_editor)
+
+
+def _next_state(old, event):
+    """-> (new state, notice, focus) for a reader's event, or the id of a model a link names that must be
+    downloaded first. Raises state.InputError for unusable input."""
+    from attention_explorer import models, page, permalink, state as st
+
+    kind = event.get("type")
+    if kind == "load_hash":  # the reader pasted a link or went back (restart: the page's own, replayed)
+        fragment = str(event.get("value") or "")
+        wanted = permalink.requested_model(fragment)
+        if wanted in models.MODELS and not models.get(wanted).available:
+            return wanted
+        new, notices = permalink.decode(fragment)
+        if event.get("restart"):
+            notices = [n for n in notices if n != permalink.CODE_NOTICE]
+        return new, " ".join(notices), new.panel
+    new = st.apply_event(old, event)  # validates; raises InputError for unusable input
+    # a chosen stage is brought into view; a followed one is there
+    focus = page.stage_section(new) if kind == "set_stage" and not event.get("follow") else ""
+    return new, "", focus
 
 
 def _code_message(exc) -> str:
@@ -294,7 +333,7 @@ _progress = {"model": "", "loaded": 0, "total": 0, "phase": "idle"}
 
 
 def download_progress():
-    """Where load_model is: phase "cache" | "download" | "modules" | "install" | "done" | "failed"."""
+    """Where load_model is: phase "cache" | "verify" | "download" | "install" | "done" | "failed"."""
     return dict(_progress)
 
 
@@ -339,44 +378,87 @@ async def _fetch_bytes(url, *, count=False):
     return b"".join(chunks)
 
 
-async def _cached_bundle(url):
-    """The bundle from Cache Storage (a content-hashed URL never changes), or None."""
-    import js
+class _BrowserCache:
+    """model_file.Cache on the browser's Cache Storage: no call raises (a failing cache is an empty one:
+    Cache Storage missing outside secure contexts or in some private modes, a quota error, a read that
+    throws)."""
 
-    if not hasattr(js, "caches"):  # not a secure context
-        return None
-    try:
-        cache = await js.caches.open(MODEL_CACHE)
-        hit = await cache.match(url)
-        if hit is None or hit is js.undefined:
+    async def _open(self):
+        import js
+
+        if not hasattr(js, "caches"):  # not a secure context
             return None
-        return (await hit.arrayBuffer()).to_bytes()
-    except Exception:
-        return None  # a broken cache is no reason not to download
+        try:
+            return await js.caches.open(MODEL_CACHE)
+        except Exception:  # refused (a private mode)
+            return None
+
+    async def read(self, url):
+        import js
+
+        cache = await self._open()
+        try:
+            hit = cache and await cache.match(url)
+            if hit is None or hit is js.undefined:
+                return None
+            return (await hit.arrayBuffer()).to_bytes()
+        except Exception:
+            return None
+
+    async def write(self, url, blob):
+        import js
+        from pyodide.ffi import to_js
+
+        cache = await self._open()
+        try:
+            if cache:
+                await cache.put(url, js.Response.new(to_js(blob)))
+        except Exception:  # storage full or refused: the next visit downloads again
+            await self.delete(url)  # never leave a half-written entry behind
+
+    async def delete(self, url):
+        cache = await self._open()
+        try:
+            if cache:
+                await cache.delete(url)
+        except Exception:
+            pass
+
+    async def keep_only(self, url, prefix):
+        cache = await self._open()
+        try:
+            for request in (await cache.keys()) if cache else []:
+                if request.url.startswith(prefix) and request.url != url:
+                    await cache.delete(request)
+        except Exception:
+            pass
 
 
-async def _store_bundle(url, blob):
+async def _digest(blob):
+    """sha256 hex of blob: the browser's native SHA-256 (crypto.subtle, secure contexts), else hashlib."""
     import js
+
+    from attention_explorer import model_file
+
+    subtle = getattr(getattr(js, "crypto", None), "subtle", None)
+    if subtle is None:
+        return await model_file.sha256_hex(blob)
     from pyodide.ffi import to_js
 
-    if not hasattr(js, "caches"):
-        return
-    try:
-        cache = await js.caches.open(MODEL_CACHE)
-        await cache.put(url, js.Response.new(to_js(blob)))
-    except Exception:
-        pass  # storage full or refused: the next visit downloads again
+    return (await subtle.digest("SHA-256", to_js(blob))).to_bytes().hex()
 
 
 async def load_model(spec):
     """Download a trained model's files and install it. -> {"ok": bool, "message": str}
 
-    spec: the page's manifest entry (build.write_models: "src", "bytes", "modules", paths relative to
-    the page) plus "model" (its id) and "base" (the page's folder as an absolute URL, ending in "/")."""
+    spec: the page's manifest entry (build.write_models: "src", "bytes", "sha256", "modules", paths
+    relative to the page) plus "model" (its id) and "base" (the page's folder as an absolute URL, ending
+    in "/"). The file comes from Cache Storage or the server, and is used only if its sha256 is the
+    manifest's (model_file.verified_file: a bad cached copy is evicted and downloaded again)."""
     import gzip
     import os
 
-    from attention_explorer import models
+    from attention_explorer import model_file, models
 
     spec = _plain(spec)
     model_id = str(spec.get("model", ""))
@@ -386,6 +468,23 @@ async def load_model(spec):
     if model.available:
         return {"ok": True, "message": ""}
     _progress.update(model=model_id, loaded=0, total=int(spec.get("bytes") or 0), phase="cache")
+
+    async def download(url):
+        _progress["loaded"] = 0
+        blob = await _fetch_bytes(url, count=True)
+        if _progress["total"] and len(blob) < _progress["total"]:  # more, or other bytes: the sha256 says
+            raise DownloadError(f"the download stopped after {len(blob):,} of {_progress['total']:,} bytes")
+        return blob
+
+    def install(blob):
+        # stored gzip-compressed; a server that sent it with Content-Encoding: gzip has unpacked it already
+        model.install(gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob)
+
+    def on_phase(phase):
+        _progress["phase"] = phase
+        if phase == "install":
+            _progress["loaded"] = _progress["total"]
+
     try:
         # the Python modules only the trained model needs (a few kB), into the worker's file system
         base = str(spec["base"])
@@ -393,22 +492,10 @@ async def load_model(spec):
             if not os.path.exists(rel):
                 await _fetch_module(base, rel)
         url = base + str(spec["src"])
-        blob = await _cached_bundle(url)
-        if blob is None:
-            _progress["phase"] = "download"
-            blob = await _fetch_bytes(url, count=True)
-            if _progress["total"] and len(blob) != _progress["total"]:
-                raise DownloadError(f"the download stopped after {len(blob):,} of {_progress['total']:,} bytes")
-            fresh = True
-        else:
-            fresh = False
-        _progress.update(loaded=_progress["total"], phase="install")
-        # stored gzip-compressed; a server that sent it with Content-Encoding: gzip has unpacked it already
-        raw = gzip.decompress(blob) if blob[:2] == b"\x1f\x8b" else blob
-        model.install(raw)
-        if fresh:
-            await _store_bundle(url, blob)
-    except DownloadError as exc:
+        await model_file.verified_file(url, str(spec["sha256"]), cache=_BrowserCache(), download=download,
+                                       install=install, digest=_digest, prefix=base + str(spec["src"]).split(".", 1)[0] + ".",
+                                       on_phase=on_phase)
+    except (DownloadError, model_file.FileMismatch) as exc:
         _progress["phase"] = "failed"
         return {"ok": False, "message": f"Could not download the trained model: {exc}. Check the connection "
                                         "and try again; the designed model keeps working meanwhile."}

@@ -48,7 +48,13 @@ def render_editor(state) -> str:
         f'At most {custom_attention.MAX_CHARS:,} characters; a function that runs longer than 2 s is '
         'stopped.</span></div>'
         '<p id="attention-code-message" class="input-message" role="status" aria-live="polite"></p>'
+        f'<p id="code-rights" class="hint">{esc(RIGHTS)}</p>'
         '</div>')
+
+
+# What Run means, for a reader pasting code from elsewhere (the function is not sandboxed: it is the reader's)
+RIGHTS = ("Your function runs in your browser with this page's rights: it can reach the network like any "
+          "script here. Run only code you have read. It is kept in this browser until you reset it.")
 
 
 def edits_data() -> dict:
