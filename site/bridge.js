@@ -740,8 +740,8 @@ async function chooseModel(id, replayHash = null, switchTo = true, restore = fal
   if (switchTo) choice = { id, replayHash, restore };
   // once the files are in: switch to the model (or replay the link) if it is still the last choice
   const then = () => {
-    if (!switchTo) return send({ type: "redraw", value: "compare" });
-    if (choice === null || choice.id !== id) return send({ type: "redraw", value: "compare" });
+    // only downloading, or another model chosen since: the comparison card can use it now
+    if (!switchTo || choice === null || choice.id !== id) return send({ type: "redraw", value: "compare" });
     const { replayHash: hash, restore: own } = choice;
     choice = null;
     return send(hash !== null ? { type: "load_hash", value: hash, ...(own ? { restart: true, restore: true } : {}) }
