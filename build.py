@@ -232,14 +232,23 @@ TRAINED_ONLY_MODULES = ("attention_explorer/models/bert.py", "attention_explorer
 # What the bundle is made from; a change to any of them makes a new bundle (and a new file name)
 BUNDLE_SOURCES = ("attention_explorer/models/quantize.py", "attention_explorer/models/bert.py",
                   "attention_explorer/models/safetensors.py", "attention_explorer/models/wordpiece.py",
-                  "attention_explorer/head_patterns.py", "attention_explorer/core.py")
+                  "attention_explorer/head_patterns.py", "attention_explorer/core.py",
+                  "attention_explorer/models/trained.py")
 
 
-def _bundle_key() -> str:
+def _trained_specs() -> tuple:
+    """Every trained model's spec (models.TRAINED_MODELS), in the registry's order."""
+    sys.path.insert(0, str(PY_SRC))
+    from attention_explorer import models
+
+    return tuple(m.spec for m in models.TRAINED_MODELS)
+
+
+def _bundle_key(spec) -> str:
     h = hashlib.sha256()
     for name in ("model.safetensors", "config.json", "vocab.txt"):
-        h.update(cached_file("minilm", name).read_bytes() if name != "model.safetensors"
-                 else _pin_sha("minilm", name).encode())
+        h.update(cached_file(spec.pins, name).read_bytes() if name != "model.safetensors"
+                 else _pin_sha(spec.pins, name).encode())
     for rel in BUNDLE_SOURCES:
         h.update((PY_SRC / rel).read_bytes())
     return h.hexdigest()[:16]
@@ -249,39 +258,45 @@ def _pin_sha(group: str, name: str) -> str:
     return next(g for g in _load_pins() if g["name"] == group)["files"][name]
 
 
-def minilm_bundle(cache: Path = CACHE) -> Path:
-    """The trained model's one download, gzip-compressed, made once per input and cached.
-
-    all-MiniLM-L6-v2's fp32 weights as int8 groups (models/quantize.py), with the vocabulary and the
-    head labels measured on a corpus (head_patterns.py) in the safetensors metadata, so one file brings
-    everything the model needs in the browser. Stored gzip-compressed (~24 MB) and served as it is: a
-    static host need not know how to compress it (GitHub Pages compresses only text types).
-    """
-    out = cache.parent / "bundles" / f"minilm-{_bundle_key()}.safetensors.gz"
-    if out.exists():
-        return out
+def make_bundle(spec, tensors: dict, config: dict, vocab: str) -> bytes:
+    """A trained model's one download, gzip-compressed: its fp32 weights (Hugging Face BertModel names)
+    as int8 groups (models/quantize.py), with config.json, the vocabulary and the head labels measured
+    on a corpus (head_patterns.py) in the safetensors metadata, so one file brings everything the model
+    needs in the browser. Stored gzip-compressed and served as it is: a static host need not know how
+    to compress it (GitHub Pages compresses only text types)."""
     import gzip
-    import time
 
     sys.path.insert(0, str(PY_SRC))
     from attention_explorer import head_patterns
-    from attention_explorer.models import bert, minilm, quantize, safetensors
+    from attention_explorer.models import bert, quantize, safetensors
+    from attention_explorer.models.trained import TrainedModel
     from attention_explorer.models.wordpiece import WordPiece
 
-    t0 = time.perf_counter()
-    _log("making the trained model's bundle (quantize, measure the heads, gzip): about a minute, once")
-    tensors = safetensors.load(cached_file("minilm", "model.safetensors"))
-    config = json.loads(cached_file("minilm", "config.json").read_text(encoding="utf-8"))
-    vocab = cached_file("minilm", "vocab.txt").read_text(encoding="utf-8")
     qtensors = quantize.quantize(tensors)
     # the labels describe the model the page runs: the quantized one
-    model = minilm.MiniLMModel()
+    model = TrainedModel(spec)
     model.install_weights(bert.load_weights(quantize.dequantize(qtensors), config), WordPiece.from_text(vocab))
-    table = head_patterns.measure_heads(model, head_patterns.CORPUS, minilm.D_K ** 0.5)
+    table = head_patterns.measure_heads(model, head_patterns.CORPUS, spec.d_k ** 0.5)
     labels = [[{"label": h["label"], "score": round(float(h["score"]), 4)} for h in layer] for layer in table]
     meta = {"format": quantize.FORMAT, "format_version": quantize.FORMAT_VERSION,
             "config": json.dumps(config, sort_keys=True), "vocab": vocab, "heads": json.dumps(labels)}
-    blob = gzip.compress(safetensors.save(qtensors, meta), compresslevel=9, mtime=0)
+    return gzip.compress(safetensors.save(qtensors, meta), compresslevel=9, mtime=0)
+
+
+def trained_bundle(spec, cache: Path = CACHE) -> Path:
+    """The bundle (make_bundle) of a trained model from its pinned files, made once per input and cached."""
+    out = cache.parent / "bundles" / f"{spec.id}-{_bundle_key(spec)}.safetensors.gz"
+    if out.exists():
+        return out
+    import time
+
+    from attention_explorer.models import safetensors
+
+    t0 = time.perf_counter()
+    _log(f"making {spec.name}'s bundle (quantize, measure the heads, gzip): about a minute, once")
+    blob = make_bundle(spec, safetensors.load(cached_file(spec.pins, "model.safetensors")),
+                       json.loads(cached_file(spec.pins, "config.json").read_text(encoding="utf-8")),
+                       cached_file(spec.pins, "vocab.txt").read_text(encoding="utf-8"))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
     tmp.write_bytes(blob)
@@ -290,24 +305,39 @@ def minilm_bundle(cache: Path = CACHE) -> Path:
     return out
 
 
-def write_models(dist: Path, cache: Path = CACHE) -> dict:
-    """Copy the trained model's bundle (content-hashed name) and model card into dist/models/.
+def minilm_bundle(cache: Path = CACHE) -> Path:
+    """The page's first trained model's bundle (tests and tools use it by this name)."""
+    return trained_bundle(_trained_specs()[0], cache)
 
-    Returns the manifest the page carries: {model id: {"src", "bytes", "sha256", "modules"}} (paths
-    relative to the page), so the bridge knows what choosing the model costs and where to fetch it, and
-    the worker checks every byte of it, downloaded or cached (model_file.verified_file).
-    """
-    bundle = minilm_bundle(cache)
-    data = bundle.read_bytes()
+
+def write_model(dist: Path, spec, data: bytes, card: Path | None) -> dict:
+    """One trained model's bundle (content-hashed name) and model card into dist/models/; its manifest
+    entry: {"src", "bytes", "sha256", "modules"} (paths relative to the page)."""
     digest = sha256_of(data)
-    name = f"minilm.{digest[:12]}.safetensors.gz"  # immutable: the browser cache may keep it
+    megabytes = len(data) / 1e6
+    if abs(megabytes - spec.download_mb) > max(1.0, spec.download_mb * 0.1):
+        raise BuildError(f"{spec.name}'s bundle is {megabytes:.1f} MB but its spec says about {spec.download_mb} "
+                         f"MB (the page tells readers so): set download_mb={round(megabytes)} in its module.")
+    name = f"{spec.id}.{digest[:12]}.safetensors.gz"  # immutable: the browser cache may keep it
     folder = dist / MODELS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_bytes(data)
-    # attribution: the model card as published with the weights (Apache-2.0)
-    shutil.copyfile(cached_file("minilm", "README.md"), folder / "all-MiniLM-L6-v2-README.md")
-    return {"minilm": {"src": f"{MODELS_DIR}/{name}", "bytes": len(data), "sha256": digest,
-                       "modules": list(TRAINED_ONLY_MODULES)}}  # under py/
+    if card is not None:  # attribution: the model card as published with the weights
+        shutil.copyfile(card, folder / spec.card)
+    return {"src": f"{MODELS_DIR}/{name}", "bytes": len(data), "sha256": digest,
+            "modules": list(TRAINED_ONLY_MODULES)}  # under py/
+
+
+def write_models(dist: Path, cache: Path = CACHE) -> dict:
+    """Every trained model's files into dist/models/ (write_model).
+
+    Returns the manifest the page carries: {model id: manifest entry}, so the bridge knows what
+    choosing a model costs and where to fetch it, and the worker checks every byte of it, downloaded
+    or cached (model_file.verified_file).
+    """
+    return {spec.id: write_model(dist, spec, trained_bundle(spec, cache).read_bytes(),
+                                 cached_file(spec.pins, "README.md", cache))
+            for spec in _trained_specs()}
 
 
 # --------------------------------------------------------------------------- bundle
@@ -477,6 +507,8 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
     for asset in SITE.iterdir():
         if asset.is_file() and asset.name not in TEMPLATES and asset.name != PROGRESS_LOADER_SOURCE:
             shutil.copyfile(asset, dist / asset.name)
+        elif asset.is_dir() and asset.name != "css":  # script modules (site/bridge/), copied as they are
+            shutil.copytree(asset, dist / asset.name, dirs_exist_ok=True)
     shutil.copyfile(SITE / PROGRESS_LOADER_SOURCE, dist / PROGRESS_LOADER)
     # one stylesheet: the base, then each view's own rules (site/css/*.css, in name order)
     css = [(SITE / "style.css").read_text(encoding="utf-8")]

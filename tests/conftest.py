@@ -120,7 +120,7 @@ def trained_model_installed():
 
     build.minilm_bundle() makes the bundle once (about 20 s) and caches it; a missing pinned file is a
     failure naming what to run, never a skip. Tests of the not-yet-downloaded state make their own
-    minilm.MiniLMModel().
+    trained.TrainedModel(minilm.SPEC).
     """
     import gzip
 

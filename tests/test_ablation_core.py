@@ -164,8 +164,7 @@ def test_designed_forward_with_one_head_off_equals_the_block_by_hand(head):
     """designed.MODEL.forward(ablated=((0, h),)) against the block written out from its weights, with
     head h's z zeroed: softmax(QKᵀ/√d_k) V per head, concat @ W_O, residual, LayerNorm, GELU FFN, LayerNorm."""
     toks = designed.tokenize(designed.DEFAULT_TEXT)
-    run = designed.MODEL.forward(toks, temperature=1.0, dk_scale=8.0, causal=False, activation="gelu",
-                                 ablated=((0, head),))
+    run = designed.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu", ablated=((0, head),)))
     p = designed.block_params()
     x = np.asarray(run.embedding.x, dtype=np.float64)  # [n, 256]
     dh = designed.CONFIG.d_head
@@ -185,7 +184,7 @@ def test_designed_forward_with_one_head_off_equals_the_block_by_hand(head):
     assert t.head_on.tolist() == [h != head for h in range(designed.CONFIG.n_heads)]
     assert np.allclose(t.attn_out, attn_out, atol=1e-10)
     assert np.allclose(t.out, out, atol=1e-9)
-    intact = designed.MODEL.forward(toks, temperature=1.0, dk_scale=8.0, causal=False, activation="gelu")
+    intact = designed.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu"))
     assert not np.allclose(intact.layers[0].attn_out, attn_out, atol=1e-6), "switching a head off changed nothing"
 
 

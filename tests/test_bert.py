@@ -136,11 +136,11 @@ def ref_bert(raw, ids, temperature=1.0, scale=None, allowed=None):
 
 
 def _assert_matches_reference(raw, weights, weights64, ids, **knobs):
-    allowed = knobs.get("mask")
-    r_emb, r_weights, r_out = ref_bert(raw, ids, knobs.get("temperature", 1.0), knobs.get("scale"),
+    allowed = core.causal_mask(len(ids)) if knobs.get("causal") else None
+    r_emb, r_weights, r_out = ref_bert(raw, ids, knobs.get("temperature", 1.0), knobs.get("dk_scale"),
                                        None if allowed is None else allowed.tolist())
     for w, dtype, tol in ((weights, np.float32, TOL), (weights64, np.float64, TOL64)):
-        emb, traces = bert.forward(w, ids, **knobs)
+        emb, traces = bert.forward(w, ids, settings=core.Settings(**knobs))
         where = f"({np.dtype(dtype).name})"
         np.testing.assert_allclose(emb.out, r_emb, rtol=0, atol=tol, err_msg=f"embedding LayerNorm {where}")
         for layer, (t, rw) in enumerate(zip(traces, r_weights)):
@@ -164,8 +164,7 @@ def test_forward_equals_independent_reference(raw, weights, weights64, sentence)
 def test_temperature_scale_and_mask_reach_every_layer(raw, weights, weights64):
     """T, the sqrt(d_k) override and the mask act on the softmax of all six layers, as the reference says."""
     ids = token_ids("She gave him the book, and he read it twice.")
-    _assert_matches_reference(raw, weights, weights64, ids, temperature=0.7, scale=4.0,
-                              mask=core.causal_mask(len(ids)))
+    _assert_matches_reference(raw, weights, weights64, ids, temperature=0.7, dk_scale=4.0, causal=True)
 
 
 def test_embedding_parts_are_the_table_rows(raw, weights):

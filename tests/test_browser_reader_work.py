@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pytest
 
-from attention_explorer import custom_attention
+from attention_explorer import core, custom_attention
 from attention_explorer.models import minilm
 from conftest import PageProblems, scroll_to, wait_ready
 from test_browser_code import set_code
@@ -37,7 +37,7 @@ def with_line(line: str) -> str:
 
 def expected_weights(text, layer, head, dk_scale):
     toks = minilm.MODEL.tokenize(text)
-    run = minilm.MODEL.forward(toks, temperature=1.0, dk_scale=dk_scale, causal=False, activation="gelu")
+    run = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=dk_scale, causal=False, activation="gelu"))
     return run.layers[layer].weights[head]
 
 

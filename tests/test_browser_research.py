@@ -14,6 +14,7 @@ import json
 import numpy as np
 import pytest
 
+from attention_explorer import core
 from attention_explorer.models import designed as model
 from conftest import MATRIX, reset_page, scroll_to
 from test_browser_skeleton import independent_weights, model_tokens
@@ -144,9 +145,8 @@ def test_switching_the_coreference_head_off_takes_the_nouns_features_from_it(fre
     assert fresh.evaluate("document.activeElement.dataset.toggle") == "0", "the focus stays on the switch"
     fresh.wait_for_function("location.hash.includes('ab=0')")  # the URL follows once the reader pauses
     toks = model_tokens(TEXT)
-    off = model.MODEL.forward(tuple(toks), temperature=1.0, dk_scale=DK, causal=False, activation="gelu",
-                              ablated=((0, 0),)).layers[0].out
-    on = model.MODEL.forward(tuple(toks), temperature=1.0, dk_scale=DK, causal=False, activation="gelu").layers[0].out
+    off = model.MODEL.forward(tuple(toks), core.Settings(temperature=1.0, dk_scale=DK, causal=False, activation="gelu", ablated=((0, 0),))).layers[0].out
+    on = model.MODEL.forward(tuple(toks), core.Settings(temperature=1.0, dk_scale=DK, causal=False, activation="gelu")).layers[0].out
     want = [float(np.linalg.norm(off[i] - on[i]) / np.linalg.norm(on[i])) for i in range(len(toks))]
     got = dict(fresh.eval_on_selector_all('svg[data-view="ablation-change"] rect[data-token]',
                                           "els => els.map((e) => [+e.dataset.token, +e.dataset.change])"))

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 import build
+from attention_explorer import core
 from attention_explorer.models import minilm
+from attention_explorer.models.trained import PATTERN_TEXT
 from conftest import PageProblems, cut_choices, open_page, scroll_to, wait_ready
 from test_browser_skeleton import heatmap_weights, wait_matrix
 
@@ -31,7 +33,7 @@ def _trained_requests(urls, base_url):
 
 def expected_weights(text, layer, head, temperature=1.0, dk_scale=math.sqrt(32)):
     toks = minilm.MODEL.tokenize(text)
-    run = minilm.MODEL.forward(toks, temperature=temperature, dk_scale=dk_scale, causal=False, activation="gelu")
+    run = minilm.MODEL.forward(toks, core.Settings(temperature=temperature, dk_scale=dk_scale, causal=False, activation="gelu"))
     return list(toks), run.layers[layer].weights[head]
 
 
@@ -83,7 +85,7 @@ def test_choosing_the_trained_model_shows_its_layers_heads_and_scale(trained):
     heads = page.eval_on_selector_all("#head option", "os => os.map(o => o.textContent)")
     assert layers == [str(i) for i in range(6)] and len(heads) == 12
     labels = [h.split(": ", 1)[1] for h in heads]
-    assert all(label.rsplit(", ", 1)[0] in minilm.PATTERN_TEXT for label in labels), labels
+    assert all(label.rsplit(", ", 1)[0] in PATTERN_TEXT for label in labels), labels
     assert math.isclose(float(page.input_value("#dk-scale")), 5.5, abs_tol=0.26)  # √32 on the slider's 0.5 grid
     assert "5.7" in page.inner_text("#dk-true")
     assert "MiniLM" in page.inner_text("#model-about")
@@ -201,9 +203,8 @@ def test_every_head_rollout_and_ablation_on_the_trained_model(trained):
                            " return s && s.dataset.layer === '2' && s.dataset.tokens === t; }",
                            arg=json.dumps(list(toks), ensure_ascii=False))
     scale = float(page.get_attribute('svg[data-view="attention-matrix"]', "data-dk-scale"))
-    off = minilm.MODEL.forward(toks, temperature=1.0, dk_scale=scale, causal=False, activation="gelu",
-                               ablated=((0, 0),))
-    on = minilm.MODEL.forward(toks, temperature=1.0, dk_scale=scale, causal=False, activation="gelu")
+    off = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=scale, causal=False, activation="gelu", ablated=((0, 0),)))
+    on = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=scale, causal=False, activation="gelu"))
 
     scroll_to(page, "head-grid-card")
     page.wait_for_selector('[data-view="head-grid"][data-layers="6"][data-heads="12"]')

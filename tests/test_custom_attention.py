@@ -30,7 +30,7 @@ EDITS = {e.id: e for e in ca.EDITS}
 
 
 def designed_trace(attention_fn=None, **knobs):
-    return DESIGNED.forward(TOKENS, attention_fn=attention_fn, **{**KNOBS, **knobs}).layers[0]
+    return DESIGNED.forward(TOKENS, core.Settings(attention_fn=attention_fn, **{**KNOBS, **knobs})).layers[0]
 
 
 def edit_fn(edit_id):
@@ -91,8 +91,8 @@ def test_source_reproduces_the_designed_block(temperature, dk_scale, causal):
 def test_source_reproduces_every_layer_of_the_toy_model(causal):
     toks = toy_model.MODEL.tokenize("the toy sees the other toy again")
     knobs = dict(temperature=0.8, dk_scale=math.sqrt(toy_model.D_K), causal=causal, activation="gelu")
-    built_in = toy_model.MODEL.forward(toks, **knobs)
-    custom = toy_model.MODEL.forward(toks, attention_fn=ca.compile_attention(ca.SOURCE), **knobs)
+    built_in = toy_model.MODEL.forward(toks, core.Settings(**knobs))
+    custom = toy_model.MODEL.forward(toks, core.Settings(attention_fn=ca.compile_attention(ca.SOURCE), **knobs))
     assert len(custom.layers) == toy_model.N_LAYERS >= 2
     for a, b in zip(custom.layers, built_in.layers):
         assert a.custom and not b.custom
@@ -118,15 +118,15 @@ def test_source_and_every_edit_run_on_the_trained_model(trained_model_installed)
     m = trained_model_installed
     toks = m.tokenize("The cat sat down because it was tired.")
     knobs = dict(temperature=1.0, dk_scale=math.sqrt(m.description.d_k), causal=False, activation="gelu")
-    built_in = m.forward(toks, **knobs)
-    custom = m.forward(toks, attention_fn=ca.compile_attention(ca.SOURCE), **knobs)
+    built_in = m.forward(toks, core.Settings(**knobs))
+    custom = m.forward(toks, core.Settings(attention_fn=ca.compile_attention(ca.SOURCE), **knobs))
     for a, b in zip(custom.layers, built_in.layers):
         assert a.weights.dtype == np.float32
         np.testing.assert_allclose(a.weights, b.weights, rtol=0, atol=1e-5)
         np.testing.assert_allclose(a.out, b.out, rtol=0, atol=1e-4)
         assert ca.z_matches_weights(a).all() and ca.z_matches_weights(b).all()
     for edit in ca.EDITS:
-        run = m.forward(toks, attention_fn=ca.compile_attention(edit.source), **knobs)  # no CodeError
+        run = m.forward(toks, core.Settings(attention_fn=ca.compile_attention(edit.source), **knobs))  # no CodeError
         assert all(t.custom for t in run.layers), edit.id
 
 
@@ -256,8 +256,7 @@ def attention(q, k, v, mask, temperature, scale, head):
     fn = ca.compile_attention(by_head)
     assert fn.declares_head
     toks = toy_model.MODEL.tokenize("one toy two toys")
-    run = toy_model.MODEL.forward(toks, temperature=1.0, dk_scale=2.0, causal=False, activation="gelu",
-                                  attention_fn=fn)
+    run = toy_model.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=2.0, causal=False, activation="gelu", attention_fn=fn))
     assert len(run.layers) == toy_model.N_LAYERS
     for trace in run.layers:
         for h in range(toy_model.N_HEADS):
@@ -299,14 +298,14 @@ def test_the_function_sees_the_temperature_and_the_scale_actually_used():
 
 def test_head_mask_still_switches_a_head_off_after_a_custom_function():
     fn = ca.compile_attention(ca.SOURCE)
-    run = DESIGNED.forward(TOKENS, attention_fn=fn, ablated=((0, 1),), **KNOBS).layers[0]
-    built_in = DESIGNED.forward(TOKENS, ablated=((0, 1),), **KNOBS).layers[0]
+    run = DESIGNED.forward(TOKENS, core.Settings(attention_fn=fn, ablated=((0, 1),), **KNOBS)).layers[0]
+    built_in = DESIGNED.forward(TOKENS, core.Settings(ablated=((0, 1),), **KNOBS)).layers[0]
     assert run.custom and run.head_on.tolist() == [True, False, True, True]
     assert not run.head_outputs[1].any()  # its z is 0 before W_O
     assert run.weights[1].sum(axis=-1).tolist() == pytest.approx([1.0] * len(TOKENS))  # weights still traced
     np.testing.assert_allclose(run.out, built_in.out, atol=1e-12)
     # with an edit: the ablated head's output is 0, the others carry the edit's z
-    argmax = DESIGNED.forward(TOKENS, attention_fn=edit_fn("argmax"), ablated=((0, 2),), **KNOBS).layers[0]
+    argmax = DESIGNED.forward(TOKENS, core.Settings(attention_fn=edit_fn("argmax"), ablated=((0, 2),), **KNOBS)).layers[0]
     assert not argmax.head_outputs[2].any()
     np.testing.assert_allclose(argmax.head_outputs[0], argmax.weights[0] @ argmax.v[0], atol=1e-12)
 

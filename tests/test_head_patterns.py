@@ -18,8 +18,9 @@ import pytest
 
 from minilm_files import _tokenizer, cached_file, fp32_tensors
 
-from attention_explorer import head_patterns as hp
+from attention_explorer import core, head_patterns as hp
 from attention_explorer.models import bert, designed, minilm
+from attention_explorer.models.trained import TrainedModel
 
 BERT_TOKENS = ("[CLS]", "the", "cat", "sat", ",", "then", "slept", ".", "[SEP]")
 BERT_SPECIAL = (0, 8)
@@ -255,7 +256,7 @@ def weights():
 @pytest.fixture(scope="module")
 def trained(weights):
     """A fresh MiniLM with the pinned fp32 weights (not the shared MODEL: other tests use its state)."""
-    model = minilm.MiniLMModel()
+    model = TrainedModel(minilm.SPEC)
     model.install_weights(weights, _tokenizer())
     return model
 
@@ -274,7 +275,7 @@ def test_measured_labels_are_well_formed_and_deterministic(weights, trained, mea
     # deterministic: the same sentences measure the same (a few of them: the whole corpus takes ~5 s)
     assert hp.measure_heads(trained, hp.CORPUS[:6], math.sqrt(32)) == hp.measure_heads(trained, hp.CORPUS[:6], math.sqrt(32))
     # the shipped form: JSON that minilm.py turns into head names
-    again = minilm.MiniLMModel()
+    again = TrainedModel(minilm.SPEC)
     again.install_weights(weights, _tokenizer(), labels=json.loads(json.dumps(measured)))
     for l, layer in enumerate(measured):
         for h, m in enumerate(layer):
@@ -291,7 +292,7 @@ def test_an_early_trained_head_is_a_previous_token_head(trained, measured):
     hits = total = 0
     for s in hp.CORPUS[:10]:
         toks = trained.tokenize(s)
-        run = trained.forward(toks, temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu")
+        run = trained.forward(toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu"))
         w = run.layers[l].weights[h]
         for i in range(2, len(toks) - 1):  # word pieces with a word piece before them
             hits += int(np.argmax(w[i]) == i - 1)
@@ -322,8 +323,8 @@ def test_trophy_designed_heads_against_the_trained_model(trained, measured):
     and the closest head for 'it' under the designed coreference head is reported with its agreement."""
     text = "The trophy didn't fit in the suitcase because it was too big."
     d_toks, t_toks = designed.MODEL.tokenize(text), trained.tokenize(text)
-    d_run = designed.MODEL.forward(d_toks, temperature=1.0, dk_scale=8.0, causal=False, activation="gelu")
-    t_run = trained.forward(t_toks, temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu")
+    d_run = designed.MODEL.forward(d_toks, core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu"))
+    t_run = trained.forward(t_toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu"))
     layers = [t.weights for t in t_run.layers]
     for l, h in ((0, 0), (3, 1), (5, 11)):
         np.testing.assert_allclose(hp.word_level(layers[l][h], hp.word_spans(t_toks, t_run.special)),

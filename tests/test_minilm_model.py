@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import build
-from attention_explorer import head_patterns, models, page, permalink, state as st, worker
-from attention_explorer.models import minilm
+from attention_explorer import core, head_patterns, models, page, permalink, state as st, worker
+from attention_explorer.models import minilm, trained
 from minilm_files import cached_file, token_ids
 
 TROPHY = "The trophy didn't fit in the suitcase because it was too big."
@@ -25,7 +25,7 @@ TROPHY = "The trophy didn't fit in the suitcase because it was too big."
 @pytest.fixture
 def not_downloaded(monkeypatch):
     """The registry as a fresh page has it: the trained model listed, its files not yet loaded."""
-    fresh = minilm.MiniLMModel()
+    fresh = trained.TrainedModel(minilm.SPEC)
     monkeypatch.setitem(models.MODELS, minilm.ID, fresh)
     st._tokenize.cache_clear()
     yield fresh
@@ -48,7 +48,7 @@ def test_description_matches_the_pinned_config():
 def test_before_the_download_the_model_is_listed_but_refuses_work(not_downloaded):
     assert not not_downloaded.available
     assert "minilm" in st.choices("models", st.State())
-    with pytest.raises(minilm.NotLoaded, match="download"):
+    with pytest.raises(trained.NotLoaded, match="download"):
         not_downloaded.tokenize("a cat")
     with pytest.raises(st.InputError) as err:
         st.apply_event(st.State(), {"type": "set_model", "value": "minilm"})
@@ -68,7 +68,7 @@ def test_tokens_are_word_pieces_with_cls_and_sep():
     toks = minilm.MODEL.tokenize("The unbelievably enthusiastic tokenizer split everything.")
     assert toks[0] == "[CLS]" and toks[-1] == "[SEP]" and any(t.startswith("##") for t in toks)
     assert [vocab[i] for i in token_ids("The unbelievably enthusiastic tokenizer split everything.")] == list(toks)
-    run = minilm.MODEL.forward(toks, temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu")
+    run = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu"))
     assert run.special == (0, len(toks) - 1)
     with pytest.raises(st.tokens.TokenError, match="limit is 64"):
         minilm.MODEL.tokenize(" ".join(["word"] * 70))
@@ -87,7 +87,7 @@ def test_the_run_is_the_bundles_weights_computed_independently():
     w = quantize.dequantize(tensors)
     ids = token_ids(TROPHY)
     toks = minilm.MODEL.tokenize(TROPHY)
-    run = minilm.MODEL.forward(toks, temperature=0.8, dk_scale=4.0, causal=False, activation="gelu")
+    run = minilm.MODEL.forward(toks, core.Settings(temperature=0.8, dk_scale=4.0, causal=False, activation="gelu"))
     n = len(ids)
     summed = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
               + w["embeddings.token_type_embeddings.weight"][0]).astype(np.float64)
@@ -173,7 +173,7 @@ def test_the_trophy_preset_opens_a_head_whose_it_looks_at_the_nouns_it_could_mea
     p = next(p for p in minilm.MODEL.description.presets if p.id == "trophy")
     for text in (p.text, p.text.replace("big", "small")):
         toks = minilm.MODEL.tokenize(text)
-        run = minilm.MODEL.forward(toks, temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu")
+        run = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu"))
         row = run.layers[p.layer].weights[p.head][toks.index("it")]
         words = sorted((float(w), t) for t, w in zip(toks, row) if t not in ("[CLS]", "[SEP]"))
         assert [t for _, t in words[-2:]] == ["suitcase", "trophy"], words[-3:]

@@ -34,7 +34,7 @@ def idx(toks, ref):
 
 def run(text, **kw):
     toks = tokenize(text)
-    emb, trace = model.forward(toks, **kw)
+    emb, trace = model.forward(toks, core.Settings(**kw))
     return toks, emb, trace
 
 
@@ -42,8 +42,7 @@ def test_the_tokens_are_the_start_token_then_the_words():
     assert model.START_TOKEN == START
     assert tokenize("The cat sat.") == (START, "The", "cat", "sat", ".")
     assert model.MODEL.tokenize("Dogs bark") == (START, "Dogs", "bark")
-    run_ = model.MODEL.forward(tokenize("Dogs bark"), temperature=1.0, dk_scale=8.0, causal=False,
-                               activation="gelu")
+    run_ = model.MODEL.forward(tokenize("Dogs bark"), core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu"))
     assert run_.special == (0,), "the start token is special: not a word of the sentence"
     assert run_.tokens[0] == START
 
@@ -279,7 +278,7 @@ def test_forward_wants_the_start_token_first_and_only_first():
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_option_runs_and_stays_finite(activation, causal):
     _, _, trace = run("I \u2764\ufe0f NYC, \u05e9\u05dc\u05d5\u05dd! <b>3.14</b>", activation=activation,
-                      causal=causal, temperature=0.05, scale=2.0)
+                      causal=causal, temperature=0.05, dk_scale=2.0)
     assert np.isfinite(trace.out).all()
     assert np.allclose(trace.weights.sum(-1), 1.0)
 
@@ -294,7 +293,7 @@ def test_causal_mask_hides_the_future():
 def test_higher_temperature_softens_the_coreference_answer():
     toks = tokenize(model.DEFAULT_TEXT)
     q = model.DEFAULT_QUERY
-    peaks = [model.forward(toks, temperature=t)[1].weights[COREF, q].max() for t in (0.5, 1.0, 2.0, 4.0)]
+    peaks = [model.forward(toks, core.Settings(temperature=t))[1].weights[COREF, q].max() for t in (0.5, 1.0, 2.0, 4.0)]
     assert peaks == sorted(peaks, reverse=True)
     assert peaks[-1] < peaks[0]
 

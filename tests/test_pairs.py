@@ -214,16 +214,17 @@ def model_state(model_id):
 
 
 def all_presets():
-    return [(m, p) for m in MODELS for p in pairs.presets(m)]
+    return [(m, p) for m in MODELS for p in pairs.presets(models.get(m).description)]
 
 
 def test_each_model_has_its_pairs():
-    assert len(pairs.presets("designed")) >= 4 and len(pairs.presets("minilm")) >= 3
-    assert pairs.presets("no-such-model") == ()
+    assert len(models.get("designed").description.pairs) >= 4 and len(models.get("minilm").description.pairs) >= 3
+    assert pairs.presets(toy_model.MODEL.description) == ()
     for m in MODELS:
-        ids = [p.id for p in pairs.presets(m)]
+        ids = [p.id for p in pairs.presets(models.get(m).description)]
         assert len(ids) == len(set(ids))
-        assert pairs.preset(m, ids[0]) is pairs.presets(m)[0] and pairs.preset(m, "nope") is None
+        d = models.get(m).description
+        assert pairs.preset(d, ids[0]) is d.pairs[0] and pairs.preset(d, "nope") is None
 
 
 @pytest.mark.parametrize("model_id, p", all_presets(), ids=lambda x: getattr(x, "id", x))
@@ -264,7 +265,7 @@ def test_what_a_preset_says_the_head_picks_is_what_it_picks(model_id, p):
 def test_the_designed_model_gets_winograd_pairs_wrong_and_its_notes_say_so():
     """At least four designed pairs where a reader's answer changes and the coreference head's does not
     (checked in test_what_a_preset_says_the_head_picks_is_what_it_picks); the note says 'wrong'."""
-    same_pick = [p for p in pairs.presets("designed")
+    same_pick = [p for p in pairs.presets(models.get("designed").description)
                  if p.picks[0] == p.picks[1] and p.expect_first != p.expect_second]
     assert len(same_pick) >= 4
     for p in same_pick:
@@ -508,8 +509,8 @@ def test_no_second_sentence_shows_the_presets_and_no_pictures():
     assert section(root).attrs["data-state"] == "empty"
     assert root.find_all("svg") == []
     buttons = root.find_all("button")
-    assert [b.attrs["data-value"] for b in buttons] == [p.id for p in pairs.presets("designed")]
-    for b, p in zip(buttons, pairs.presets("designed")):
+    assert [b.attrs["data-value"] for b in buttons] == [p.id for p in pairs.presets(models.get("designed").description)]
+    for b, p in zip(buttons, pairs.presets(models.get("designed").description)):
         assert b.attrs["type"] == "button" and b.attrs["data-event"] == "pair_preset" and p.title in b.all_text()
         assert b.attrs["aria-pressed"] == "false"
 

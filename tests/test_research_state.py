@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import toy_model
-from attention_explorer import page, permalink, state as st, worker
+from attention_explorer import core, page, permalink, state as st, worker
 from attention_explorer.models import designed as model
 from markup_tree import parse
 
@@ -91,8 +91,7 @@ def test_switching_a_head_off_changes_the_run_as_the_model_computes_it():
     s = apply(DEFAULT, "set_ablated", toggle="0")
     assert s.ablated == (0,)
     off, intact = st.compute(s), st.compute_intact(s)
-    direct = model.MODEL.forward(s.tokens, temperature=1.0, dk_scale=s.dk_scale, causal=False,
-                                 activation=s.activation, ablated=((0, 0),))
+    direct = model.MODEL.forward(s.tokens, core.Settings(temperature=1.0, dk_scale=s.dk_scale, causal=False, activation=s.activation, ablated=((0, 0),)))
     assert np.array_equal(off.trace.out, direct.layers[0].out)
     assert not np.allclose(off.trace.out, intact.trace.out)
     assert np.array_equal(off.trace.weights, intact.trace.weights)  # the head still looks; its output is dropped

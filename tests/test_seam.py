@@ -104,8 +104,8 @@ def test_the_designed_model_behind_the_interface_is_the_designed_model():
     """Same tokens, same trace as calling the designed model's own forward pass."""
     m = models.get("designed")
     toks = m.tokenize("The dog chased the cat because it was hungry")
-    run = m.forward(toks, temperature=0.7, dk_scale=5.0, causal=True, activation="relu")
-    emb, trace = designed.forward(list(toks), temperature=0.7, scale=5.0, causal=True, activation="relu")
+    run = m.forward(toks, core.Settings(temperature=0.7, dk_scale=5.0, causal=True, activation="relu"))
+    emb, trace = designed.forward(list(toks), core.Settings(temperature=0.7, dk_scale=5.0, causal=True, activation="relu"))
     assert run.tokens == toks and len(run.layers) == 1
     assert toks[0] == "<s>" and run.special == (0,), "the start token leads and is marked special"
     assert np.array_equal(run.embedding.x, emb.x)
@@ -118,8 +118,7 @@ def test_descriptions_are_consistent_with_the_runs():
     with toy_model.registered():
         for model_id, model in models.MODELS.items():
             d = model.description
-            run = model.forward(model.tokenize(d.default_text), temperature=1.0, dk_scale=d.true_dk_scale,
-                                causal=False, activation=d.activations[0])
+            run = model.forward(model.tokenize(d.default_text), core.Settings(temperature=1.0, dk_scale=d.true_dk_scale, causal=False, activation=d.activations[0]))
             assert len(run.layers) == d.n_layers
             for layer, trace in enumerate(run.layers):
                 assert trace.n_heads == len(d.heads[layer]) and trace.d_head == d.d_k, model_id
@@ -133,8 +132,7 @@ def test_descriptions_are_consistent_with_the_runs():
 
 
 def test_run_arrays_are_read_only():
-    run = models.get("designed").forward(("<s>", "a", "cat"), temperature=1.0, dk_scale=8.0, causal=False,
-                                         activation="gelu")
+    run = models.get("designed").forward(("<s>", "a", "cat"), core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu"))
     for arr in (run.embedding.token, run.embedding.position, run.embedding.x, run.layers[0].weights):
         with pytest.raises(ValueError):
             arr[0, 0] = 1.0

@@ -11,6 +11,7 @@ attend to Sarah), some questions, some long.
 """
 import pytest
 
+from attention_explorer import core
 from attention_explorer.models import designed as model
 
 TYPED = [
@@ -46,8 +47,7 @@ SENTENCES = [p.text for p in model.PRESETS] + TYPED
 def worst_sink(text: str, causal: bool):
     """(share of rows, head, word) for the ordinary word that takes >= 50 % from the most rows."""
     toks = model.MODEL.tokenize(text)
-    run = model.MODEL.forward(toks, temperature=1.0, dk_scale=model.DESCRIPTION.true_dk_scale,
-                              causal=causal, activation="gelu")
+    run = model.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=model.DESCRIPTION.true_dk_scale, causal=causal, activation="gelu"))
     weights = run.layers[0].weights  # [heads, n, n]
     n = len(toks)
     return max((float((weights[h, :, j] >= 0.5).sum()) / n, h, toks[j])
@@ -74,7 +74,7 @@ def test_no_ordinary_word_takes_half_the_attention_from_more_than_half_the_rows(
 def test_the_sink_is_the_start_token(text):
     """In the three heads with a sink, the start token's column is the brightest one: most rows rest there."""
     toks = model.MODEL.tokenize(text)
-    run = model.MODEL.forward(toks, temperature=1.0, dk_scale=8.0, causal=False, activation="gelu")
+    run = model.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu"))
     assert run.special == (0,)
     weights = run.layers[0].weights
     for h in (0, 1, 3):  # coreference, verb, noun phrase; the previous-token head has nothing to park

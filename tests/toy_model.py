@@ -16,7 +16,7 @@ import contextlib
 import numpy as np
 
 from attention_explorer import core, models, tokens
-from attention_explorer.models.base import (head_mask_for, DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun,
+from attention_explorer.models.base import (DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun,
                                             Preset)
 
 D_MODEL, N_HEADS, D_K, D_FF, N_LAYERS = 24, 3, 8, 40, 2
@@ -74,19 +74,16 @@ class ToyModel:
         seed = sum(token.encode("utf-8")) + 31 * len(token)
         return np.random.default_rng(seed).normal(0.0, 1.0, 12)
 
-    def forward(self, toks, *, temperature, dk_scale, causal, activation, ablated=(), attention_fn=None) -> ModelRun:
+    def forward(self, toks, settings: core.Settings) -> ModelRun:
         n = len(toks)
         token = np.zeros((n, D_MODEL))
         token[:, :12] = [self._token_vector(t) for t in toks]
         position = np.zeros((n, D_MODEL))
         position[:, 12:] = core.sinusoidal_positional_encoding(n, D_MODEL - 12)
         emb = EmbeddingTrace(token=token, position=position, x=token + position)
-        mask = core.causal_mask(n) if causal else None
         x, traces = emb.x, []
         for layer, p in enumerate(self._params):
-            trace = core.transformer_block(x, p, N_HEADS, temperature=temperature, scale=dk_scale, mask=mask,
-                                           activation=activation, head_mask=head_mask_for(ablated, layer, N_HEADS),
-                                           attention_fn=attention_fn)
+            trace = core.run_block(x, p, N_HEADS, settings, layer=layer)
             traces.append(trace)
             x = trace.out
         tags = tuple(("special",) if t == SPECIAL else ("word",) for t in toks)

@@ -42,11 +42,16 @@ Contract
   computed here (the views draw them); the results are cast to the inputs'
   dtype and checked for shape only (ValueError naming attention_fn): what
   they mean is custom_attention's business. ``head_mask`` applies after it.
+* ``Settings`` is everything a forward pass reads besides the tokens and the
+  weights (the page's knobs), one value from the page's state through every
+  model into ``run_block``, which turns it into ``transformer_block``'s
+  arguments for one layer. A new knob is a field there and its use in
+  ``run_block`` (and its ``fields.Field``, which ``state.settings`` fills in by name).
 """
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -712,3 +717,37 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
     )
     object.__setattr__(trace, "_finish", finish)
     return trace
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a forward pass reads besides the tokens: the same for every layer of every model.
+
+    Hashable (state.py memoises runs on it); attention_fn is None there and set only for the run.
+    """
+    temperature: float = 1.0          # T > 0: the softmax's temperature
+    dk_scale: Optional[float] = None  # the scores' divisor; None: sqrt(d_k) of the block
+    causal: bool = False              # a decoder's mask: each token sees only itself and the tokens before
+    activation: str = "gelu"          # the FFN's nonlinearity (ACTIVATIONS)
+    ablated: tuple = ()               # (layer, head) pairs (0-based) whose output z is 0 before W_O
+    attention_fn: Optional[Callable] = None  # replaces every head's softmax (transformer_block); None: softmax
+
+
+def head_mask_for(ablated, layer, n_heads):  # ((layer, head), ...), int, int -> None | bool [n_heads]
+    # transformer_block's head_mask for one layer: False where (layer, h) is in ablated; None when no
+    # head of this layer is off (the plain, unmasked path)
+    off = [h for (l, h) in ablated if l == layer]
+    if not off:
+        return None
+    on = np.ones(n_heads, dtype=bool)
+    on[off] = False
+    return on
+
+
+def run_block(x, params, n_heads, settings, *, layer=0, eps=1e-5, qkv=None):  # [n, d_model] -> BlockTrace
+    # transformer_block of layer `layer` (0-based) under the settings of a forward pass
+    x = _float("x", x, ndim=2)
+    return transformer_block(
+        x, params, n_heads, temperature=settings.temperature, scale=settings.dk_scale,
+        mask=causal_mask(x.shape[0]) if settings.causal else None, activation=settings.activation, eps=eps,
+        qkv=qkv, head_mask=head_mask_for(settings.ablated, layer, n_heads), attention_fn=settings.attention_fn)

@@ -3,8 +3,9 @@
 The state (`state.State`), its transitions (`state.apply_event`), the permalink
 codec (`permalink`), the form's control values (`views.controls`) and the page's
 redraw rules (`page`) are all derived from `FIELDS`. A new slider is one entry
-here, its control in the form, and whatever reads it (a view, or the model's
-forward pass when `model_input` is set).
+here, its control in the form, and whatever reads it: a view, or, when
+`model_input` is set, a field of the same name in `core.Settings` used in
+`core.run_block` (state.settings fills it in; every model passes it on).
 
 Kinds, and how a value of each is read from an event or a link:
 

@@ -43,7 +43,7 @@ sum to 1. `strongest(scores)` is the label with the highest score.
 CORPUS (T = 1, no mask) and pools the rows: each pattern's score is the mean
 over every row of the corpus where it is defined (long sentences weigh more,
 as they have more rows). build.py runs it on the trained model and ships the
-result in the model's bundle, as minilm.py reads it: per layer, per head,
+result in the model's bundle, as models/trained.py reads it: per layer, per head,
 {"label", "score", "scores"}. It is deterministic (no randomness; fixed order).
 
 3. Designed vs trained, word by word (Clark et al. 2019)
@@ -94,6 +94,8 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
+
+from . import core
 
 PATTERNS = ("previous token", "next token", "self", "[CLS]", "[SEP]", "punctuation", "broad")
 CONTINUATION = "##"  # WordPiece's mark of a piece that continues the word before it
@@ -240,7 +242,7 @@ def measure_heads(model, sentences: Sequence[str] = CORPUS, dk_scale: Optional[f
     pooled = [[{p: [0.0, 0] for p in PATTERNS} for _ in layer] for layer in desc.heads]
     for sentence in sentences:
         toks = model.tokenize(sentence)
-        run = model.forward(toks, temperature=1.0, dk_scale=scale, causal=False, activation=desc.activations[0])
+        run = model.forward(toks, core.Settings(dk_scale=scale, activation=desc.activations[0]))
         for l, trace in enumerate(run.layers):
             for h in range(trace.weights.shape[0]):
                 for p, (s, c) in _pattern_sums(trace.weights[h], run.tokens, run.special).items():
@@ -461,7 +463,7 @@ def compare(designed_tokens, designed_special, designed_weights, trained_tokens,
         designed=designed, trained=trained if pairs and matches else None, matches=tuple(matches))
 
 
-def _table(measured) -> str:
+def table(measured) -> str:
     """The measured labels as text: one line per head, every score."""
     lines = ["layer head  label           score  " + " ".join(f"{p[:8]:>8}" for p in PATTERNS)]
     for l, layer in enumerate(measured):
@@ -469,29 +471,3 @@ def _table(measured) -> str:
             lines.append(f"{l + 1:>5} {h + 1:>4}  {m['label']:<15} {m['score']:.2f}   "
                          + " ".join(f"{m['scores'][p]:>8.2f}" for p in PATTERNS))
     return "\n".join(lines)
-
-
-def _main() -> None:  # pragma: no cover - a tool for humans: python -m attention_explorer.head_patterns
-    import json
-    import sys
-    import time
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    sys.path.insert(0, str(root))  # build.py: the pinned, verified MiniLM files
-    import build
-    from .models import bert, minilm, safetensors
-    from .models.wordpiece import WordPiece
-
-    weights = bert.load_weights(safetensors.load(build.cached_file("minilm", "model.safetensors")),
-                                json.loads(build.cached_file("minilm", "config.json").read_text()))
-    vocab = build.cached_file("minilm", "vocab.txt").read_text(encoding="utf-8")
-    minilm.MODEL.install_weights(weights, WordPiece.from_text(vocab))
-    t0 = time.perf_counter()
-    measured = measure_heads(minilm.MODEL, CORPUS)
-    print(_table(measured))
-    print(f"({len(CORPUS)} sentences, {time.perf_counter() - t0:.1f} s)")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _main()

@@ -194,7 +194,8 @@ def _compare_panel(state: st.State) -> str:
     picker = compare.head_picker(names, cmp.head)
     if cmp.trained is None:
         d = st.description(cmp.trained_id)
-        return picker + compare.not_loaded(d.name.removeprefix("Trained: "), d.id, "about 24 MB")
+        return picker + compare.not_loaded(d.picker_label.removeprefix("Trained: "), d.id,
+                                           f"about {d.download_mb} MB")
     found = head_patterns.compare(
         cmp.designed.tokens, cmp.designed.run.special, cmp.designed.trace.weights[cmp.head],
         cmp.trained.tokens, cmp.trained.run.special, [t.weights for t in cmp.trained.run.layers],
@@ -210,7 +211,7 @@ def _pair_panel(state: st.State, computed) -> str:
         other = st.compute_pair(state)
     except tokens.TokenError as exc:  # the second sentence no longer fits this model (a link from elsewhere)
         return pairs_view.unavailable(f"The second sentence cannot be read: {exc}")
-    return pairs_view.render(state, computed, other, pairs.presets(state.model))
+    return pairs_view.render(state, computed, other, pairs.presets(computed.model))
 
 
 # Panels a reader can link to, embed and export, with their titles.

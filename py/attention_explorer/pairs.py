@@ -6,12 +6,12 @@ answer to "what is 'it'?" flips from the trophy to the suitcase (a Winograd
 schema: only knowledge of the world decides). Does the head's attention flip
 too? Put the two sentences side by side and subtract where their tokens align.
 
-This module holds no mathematics and imports no model: the presets (per model
-id), the token alignment, and the small readings of a trace row the view's
+This module holds no mathematics and imports no model: each model declares its
+ready-made pairs (ModelDescription.pairs); here are their lookup, the token alignment, and the small readings of a trace row the view's
 verdict needs (which word a query looks at most). views/pairs.py draws them.
 
-    presets(model_id) -> tuple[PairPreset, ...]      ready-made pairs for a model
-    preset(model_id, preset_id) -> PairPreset | None
+    presets(description) -> tuple[PairPreset, ...]   ready-made pairs of a model (its description's)
+    preset(description, preset_id) -> PairPreset | None
     align(tokens_a, tokens_b) -> ((i, i'), ...)      the tokens the two sentences share, in order
     substitutions(tokens_a, tokens_b) -> (Change, ...)  the spans that differ ("big" -> "small")
     counterpart(pairs, i) -> i' | None               where token i of A is in B
@@ -19,139 +19,24 @@ verdict needs (which word a query looks at most). views/pairs.py draws them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple, Optional, Sequence
 
+from .models.base import ModelDescription, PairPreset  # noqa: F401  (a model declares its pairs)
 from .tokens import word_at  # noqa: F401  (the view and the tests read words through pairs)
 
 
-@dataclass(frozen=True)
-class PairPreset:
-    """A ready-made pair. `first` becomes the sentence, `second` the second sentence, the first
-    `query_word` token of the first sentence the query, (layer, head) the head both pictures show."""
-    id: str
-    title: str
-    first: str
-    second: str
-    query_word: str  # the token as the model spells it (the trained model lowercases: "it")
-    layer: int = 0
-    head: int = 0
-    note: str = ""           # one line: what to look for (plain text; the view escapes it)
-    expect_first: str = ""   # the word a reader takes the query to mean in the first sentence
-    expect_second: str = ""  # ... and in the second; "" = no single right answer
-    # the words the head picks (strongest_word) at the preset's head with the model's own settings
-    # (T = 1, its √d_k, no mask): what the note talks about; tests/test_pairs.py checks them
-    picks: tuple = ()
-
-    def __post_init__(self):
-        assert self.first and self.second and self.first != self.second, f"{self.id}: two different sentences"
-        assert self.query_word, f"{self.id}: a pair needs a query word"
-        assert not self.picks or len(self.picks) == 2, f"{self.id}: picks are (first, second)"
+def presets(model: ModelDescription) -> tuple:
+    """The ready-made pairs of a model (its description's; () for a model without any)."""
+    return model.pairs
 
 
-def _pair(id, title, first, second, query_word, expect, picks, note, layer=0, head=0) -> PairPreset:
-    return PairPreset(id, title, first, second, query_word, layer, head, note, expect[0], expect[1], picks)
+def preset(model: ModelDescription, preset_id: str):
+    return next((p for p in presets(model) if p.id == preset_id), None)
 
 
-# ---------------------------------------------------------------------------------------------------
-# the designed model: head 0 (Coreference) resolves a pronoun by grammar, from hand-made features
-# (number, person or not, animal or thing, subject first), never by what the sentence means. In a
-# true Winograd pair those features do not change, so it picks the same noun in both sentences and
-# is wrong in one of them; where a grammatical feature changes, it changes its answer, even when a
-# reader's does not.
-# ---------------------------------------------------------------------------------------------------
-COREF = 0
-_DESIGNED = (
-    _pair("trophy", "Trophy and suitcase",
-          "The trophy didn't fit in the suitcase because it was too big",
-          "The trophy didn't fit in the suitcase because it was too small",
-          "it", ("trophy", "suitcase"), ("trophy", "trophy"),
-          "'it' picks 'trophy' both times: right for 'big', wrong for 'small'. 'big' and 'small' are both "
-          "just adjectives to this head, so nothing it reads has changed.", head=COREF),
-    _pair("lift", "Too weak or too heavy",
-          "The man could not lift his son because he was so weak",
-          "The man could not lift his son because he was so heavy",
-          "he", ("man", "son"), ("man", "man"),
-          "'he' picks 'man' both times, the subject: right for 'weak', wrong for 'heavy'. Who is heavy "
-          "is knowledge about lifting, not grammar.", head=COREF),
-    _pair("council", "Feared or advocated",
-          "The city council refused the demonstrators a permit because they feared violence",
-          "The city council refused the demonstrators a permit because they advocated violence",
-          "they", ("council", "demonstrators"), ("demonstrators", "demonstrators"),
-          "'they' picks 'demonstrators' both times, the only plural noun: wrong for 'feared', where a "
-          "reader means the council (one word, many people), right for 'advocated'.", head=COREF),
-    _pair("chase", "Hungry or scared",
-          "The cat chased the mouse because it was hungry",
-          "The cat chased the mouse because it was scared",
-          "it", ("cat", "mouse"), ("cat", "cat"),
-          "'it' picks 'cat', the subject, both times: right for 'hungry', wrong for 'scared'.",
-          head=COREF),
-    _pair("soft-mat", "A person or a cat on the mat",
-          "The man sat on the mat because it was soft",
-          "The cat sat on the mat because it was soft",
-          "it", ("mat", "mat"), ("mat", "cat"),
-          "the opposite mistake: a reader says the mat is soft both times, but 'it' cannot mean a "
-          "person, so the head takes 'mat' after 'man' and jumps to the subject 'cat': wrong.",
-          head=COREF),
-    _pair("number", "One or many: grammar decides",
-          "The cat chased the dogs because they were hungry",
-          "The cats chased the dog because they were hungry",
-          "they", ("dogs", "cats"), ("dogs", "cats"),
-          "here grammar is enough: 'they' wants a plural noun, so the head follows the plural from "
-          "'dogs' to 'cats' and is right both times.", head=COREF),
-)
-
-# ---------------------------------------------------------------------------------------------------
-# the trained model: layer 4, head 2 (0-based 3, 1) is the head that sends a pronoun's attention to
-# the nouns it could mean (measured on these and other Winograd pairs: about 70 % of the pronoun's
-# row on the two candidates, its strongest word always one of them). Which of the two it prefers
-# hardly moves with the meaning: it is right about half the time, like a coin.
-# ---------------------------------------------------------------------------------------------------
-L4H2 = {"layer": 3, "head": 1}
-_MINILM = (
-    _pair("trophy", "Trophy and suitcase",
-          "The trophy didn't fit in the suitcase because it was too big.",
-          "The trophy didn't fit in the suitcase because it was too small.",
-          "it", ("trophy", "suitcase"), ("trophy", "trophy"),
-          "this head splits 'it' between the two nouns, 'trophy' most, in both sentences: right for "
-          "'big', wrong for 'small'.", **L4H2),
-    _pair("lift", "Too weak or too heavy",
-          "The man could not lift his son because he was so weak.",
-          "The man could not lift his son because he was so heavy.",
-          "he", ("man", "son"), ("son", "son"),
-          "'he' goes to 'son' both times: wrong for 'weak', right for 'heavy'. The head finds the "
-          "nouns; it does not work out which one is meant.", **L4H2),
-    _pair("council", "Feared or advocated",
-          "The city council refused the demonstrators a permit because they feared violence.",
-          "The city council refused the demonstrators a permit because they advocated violence.",
-          "they", ("council", "demonstrators"), ("demonstrators", "demonstrators"),
-          "'they' goes to 'demonstrators' both times, the plural noun: wrong for 'feared', right for "
-          "'advocated'.", **L4H2),
-    _pair("call", "Not successful or not available",
-          "Paul tried to call George on the phone, but he wasn't successful.",
-          "Paul tried to call George on the phone, but he wasn't available.",
-          "he", ("paul", "george"), ("paul", "george"),
-          "here the head does move: 'he' leans to 'paul' for 'successful' and to 'george' for "
-          "'available', as a reader would; in the first sentence only by a hair.", **L4H2),
-)
-
-_PRESETS = {"designed": _DESIGNED, "minilm": _MINILM}
-for _model, _list in _PRESETS.items():
-    assert len({p.id for p in _list}) == len(_list), f"{_model}: preset ids must be unique"
-
-
-def presets(model_id: str) -> tuple:
-    """The ready-made pairs for a model (() for a model without any)."""
-    return _PRESETS.get(model_id, ())
-
-
-def preset(model_id: str, preset_id: str):
-    return next((p for p in presets(model_id) if p.id == preset_id), None)
-
-
-def matching_preset(model_id: str, first: str, second: str):
+def matching_preset(model: ModelDescription, first: str, second: str):
     """The preset whose two sentences these are (None for a pair the reader wrote)."""
-    return next((p for p in presets(model_id) if (p.first, p.second) == (first, second)), None)
+    return next((p for p in presets(model) if (p.first, p.second) == (first, second)), None)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 """The explorer's UI state: one frozen record derived from fields.py, its transitions, its model run.
 
-All shared UI state lives here (as in Transformer Explainer's store): the views
-read it, the worker applies events to it, build.py renders the default. An event
+The reader's state lives here (as in Transformer Explainer's store): the views
+read it, the worker applies events to it, build.py renders the default. (The
+worker keeps its own bookkeeping besides: what is on screen, the last reply.) An event
 is a plain dict from the page (`{"type": "set_temperature", "value": "1.5"}`);
 `apply_event` returns the next state, or raises `InputError` with a message for
 the reader, in which case the caller keeps the last good state and picture.
 
 This is the one place the state meets the models: `compute(state)` runs the
-state's model (memoised) and hands the views a `Computed` for the selected layer.
+state's model (memoised) on `settings(state)`, the one `core.Settings` built from
+every model input of fields.py, and hands the views a `Computed` for the selected layer.
 """
 from __future__ import annotations
 
@@ -109,22 +111,41 @@ class Computed:
 
 
 @lru_cache(maxsize=64)
-def _run(model_id: str, toks: tuple[str, ...], temperature: float, dk_scale: float, causal: bool,
-         activation: str, ablated: tuple = (), code: str = "") -> ModelRun:
+def _run(model_id: str, toks: tuple[str, ...], settings: core.Settings, code: str = "") -> ModelRun:
     """The model's forward pass; code: the reader's attention function ("" = the page's own). Raises
     custom_attention.CodeError when the reader's function fails or returns something unusable."""
-    attention_fn = None
     if code:
         from . import custom_attention
 
-        attention_fn = custom_attention.compile_attention(code)
-    return models.get(model_id).forward(toks, temperature=temperature, dk_scale=dk_scale, causal=causal,
-                                        activation=activation, ablated=ablated, attention_fn=attention_fn)
+        settings = dataclasses.replace(settings, attention_fn=custom_attention.compile_attention(code))
+    return models.get(model_id).forward(toks, settings)
 
 
-assert set(MODEL_INPUTS) == {"model", "text", "temperature", "dk_scale", "causal", "activation", "ablated",
-                             "code", "custom"}, \
-    "a new model input must be passed to the model's forward pass in compute()"
+# The model inputs that are not a knob of core.Settings: which model runs, what it reads, and the
+# reader's function (compiled by _run into Settings.attention_fn). Every other model input is a field
+# of core.Settings of the same name, filled in by settings() (converted on the way when listed here).
+_RUN_INPUTS = ("model", "text", "code", "custom")
+_TO_SETTING = {"ablated": lambda state: head_pairs(state.model, state.ablated)}  # flat indices -> (layer, head)
+
+
+def settings_fields(model_inputs: tuple[str, ...]) -> tuple[str, ...]:
+    """The model inputs core.Settings carries; raises ValueError unless they are exactly its fields."""
+    names = tuple(name for name in model_inputs if name not in _RUN_INPUTS)
+    knobs = {f.name for f in dataclasses.fields(core.Settings)} - {"attention_fn"}
+    if set(names) != knobs:
+        raise ValueError(f"model inputs {sorted(set(names) - knobs)} are not fields of core.Settings, and its "
+                         f"fields {sorted(knobs - set(names))} no model inputs: a model input (fields.Field with "
+                         "model_input=True) is a field of core.Settings, used in core.run_block")
+    return names
+
+
+SETTINGS_FIELDS = settings_fields(MODEL_INPUTS)
+
+
+def settings(state) -> core.Settings:
+    """The knobs of state's forward pass, one core.Settings (its attention_fn is set by _run)."""
+    return core.Settings(**{name: _TO_SETTING[name](state) if name in _TO_SETTING else getattr(state, name)
+                            for name in SETTINGS_FIELDS})
 
 
 def _code(state) -> str:
@@ -152,8 +173,7 @@ def flat_head(model_id: str, layer: int, head: int) -> int:
 
 def compute(state) -> Computed:
     """The model run for a state (memoised on the model inputs; choosing a layer recomputes nothing)."""
-    run = _run(state.model, state.tokens, state.temperature, state.dk_scale, state.causal, state.activation,
-               head_pairs(state.model, state.ablated), _code(state))
+    run = _run(state.model, state.tokens, settings(state), _code(state))
     return Computed(description(state.model), run, state.layer)
 
 
@@ -169,8 +189,7 @@ def compute_pair(state) -> Optional[Computed]:
     if not state.pair_text:
         return None
     toks = _tokenize(state.model, state.pair_text)
-    run = _run(state.model, toks, state.temperature, state.dk_scale, state.causal, state.activation,
-               head_pairs(state.model, state.ablated), _code(state))
+    run = _run(state.model, toks, settings(state), _code(state))
     return Computed(description(state.model), run, state.layer)
 
 
@@ -193,12 +212,13 @@ class Comparison:
 def comparison(state) -> Comparison:
     """Raises tokens.TokenError when a model cannot read the sentence (the panel says so)."""
     designed_id = models.DEFAULT
-    trained_id = next(m for m in models.MODELS if m != designed_id and m in models.TRAINED)
+    # the trained model in use, else the first one
+    trained_id = state.model if state.model in models.TRAINED else models.TRAINED[0]
     head = state.compare_head if state.compare_head >= 0 else (state.head if state.model == designed_id else 0)
 
     def as_made(model_id):
         d = description(model_id)
-        run = _run(model_id, _tokenize(model_id, state.text), 1.0, d.true_dk_scale, False, d.activations[0])
+        run = _run(model_id, _tokenize(model_id, state.text), d.as_made)
         return Computed(d, run, 0)
 
     designed = as_made(designed_id)
@@ -410,7 +430,7 @@ def apply_event(state, event: dict):
     if kind == "pair_preset":  # a ready-made sentence pair (pairs.py): both sentences, its query and head
         from . import pairs
 
-        found = pairs.preset(state.model, str(value))
+        found = pairs.preset(description(state.model), str(value))
         if found is None:
             raise InputError(f"Unknown sentence pair {str(value)[:40]!r}.", field="pair-text")
         new = _with_text(state, found.first)

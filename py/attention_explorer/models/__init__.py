@@ -1,10 +1,13 @@
 """The models behind the explorer, each implementing one small interface (base.Model).
 
     MODELS: {model id: model}, in the order the model picker lists them (the default first)
+    TRAINED: the ids of the trained models (their weights are downloaded when chosen)
     get(model_id) -> the model
 
-Only state.py (where the state meets the model) and build-time code import this;
-views draw from the description and the run they are handed.
+A trained BERT-like model is a module of configuration (a trained.TrainedSpec, like minilm.py) and
+its line in TRAINED_MODELS below; build.py, the page and the comparison card take every model here.
+state.py (where the state meets the model), the worker's model download and build-time code import
+this; views draw from the description and the run they are handed.
 """
 from __future__ import annotations
 
@@ -12,10 +15,12 @@ import contextlib
 
 from . import designed, minilm
 from .base import Model
+from .trained import TrainedModel
 
-MODELS: dict[str, Model] = {m.description.id: m for m in (designed.MODEL, minilm.MODEL)}
+TRAINED_MODELS: tuple[TrainedModel, ...] = (minilm.MODEL,)
+MODELS: dict[str, Model] = {m.description.id: m for m in (designed.MODEL, *TRAINED_MODELS)}
 DEFAULT = next(iter(MODELS))  # the designed model
-TRAINED = (minilm.ID,)  # models whose weights were learned (the comparison sets them against DEFAULT)
+TRAINED = tuple(m.spec.id for m in TRAINED_MODELS)  # the comparison sets the first against DEFAULT
 
 
 def get(model_id: str) -> Model:
@@ -34,8 +39,23 @@ def as_on_first_load():
     """
     saved = dict(MODELS)
     for model_id in TRAINED:
-        MODELS[model_id] = type(saved[model_id])()
+        MODELS[model_id] = TrainedModel(saved[model_id].spec)
     try:
         yield
     finally:
         MODELS.update(saved)
+
+
+@contextlib.contextmanager
+def registered(model: TrainedModel):
+    """Another trained model in the registry for a while (tests: a tiny BERT-like model), after the others."""
+    global TRAINED
+    saved, saved_trained = dict(MODELS), TRAINED
+    MODELS[model.spec.id] = model
+    TRAINED = (*TRAINED, model.spec.id)
+    try:
+        yield model
+    finally:
+        MODELS.clear()
+        MODELS.update(saved)
+        TRAINED = saved_trained

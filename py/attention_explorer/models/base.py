@@ -5,12 +5,11 @@ A model is an object with
     description: ModelDescription          what the views may know about it (names, sizes, layout)
     tokenize(text) -> tuple[str, ...]      the tokens as the model sees them (specials included);
                                            raises tokens.TokenError with a message for the reader
-    forward(tokens, *, temperature, dk_scale, causal, activation, ablated=(), attention_fn=None) -> ModelRun
-                                           every intermediate of every layer, read-only; ablated:
-                                           (layer, head) pairs switched off (head_mask_for);
-                                           attention_fn: replaces the softmax of every head of every
-                                           layer (core.transformer_block; custom_attention makes one
-                                           from the reader's code), None = the built-in attention
+    forward(tokens, settings: core.Settings) -> ModelRun
+                                           every intermediate of every layer, read-only, under the
+                                           page's knobs (temperature, √d_k, mask, activation, heads
+                                           switched off, the reader's attention function), each
+                                           layer computed by core.run_block
     default_query(tokens) -> int           the token most worth clicking in a sentence the reader
                                            typed (the query falls back to it when its word is gone)
     available: bool                        False while its weights are still to be downloaded
@@ -52,6 +51,34 @@ class Preset:
 
 
 @dataclass(frozen=True)
+class PairPreset:
+    """A ready-made pair. `first` becomes the sentence, `second` the second sentence, the first
+    `query_word` token of the first sentence the query, (layer, head) the head both pictures show."""
+    id: str
+    title: str
+    first: str
+    second: str
+    query_word: str  # the token as the model spells it (the trained model lowercases: "it")
+    layer: int = 0
+    head: int = 0
+    note: str = ""           # one line: what to look for (plain text; the view escapes it)
+    expect_first: str = ""   # the word a reader takes the query to mean in the first sentence
+    expect_second: str = ""  # ... and in the second; "" = no single right answer
+    # the words the head picks (strongest_word) at the preset's head with the model's own settings
+    # (T = 1, its √d_k, no mask): what the note talks about; tests/test_pairs.py checks them
+    picks: tuple = ()
+
+    def __post_init__(self):
+        assert self.first and self.second and self.first != self.second, f"{self.id}: two different sentences"
+        assert self.query_word, f"{self.id}: a pair needs a query word"
+        assert not self.picks or len(self.picks) == 2, f"{self.id}: picks are (first, second)"
+
+
+def pair(id, title, first, second, query_word, expect, picks, note, layer=0, head=0) -> PairPreset:
+    return PairPreset(id, title, first, second, query_word, layer, head, note, expect[0], expect[1], picks)
+
+
+@dataclass(frozen=True)
 class DimRegion:
     """A span of the residual stream with one purpose (the designed model lays its dims out by hand)."""
     start: int
@@ -81,12 +108,15 @@ class ModelDescription:
     presets: tuple[Preset, ...]
     default_text: str
     default_query: int
+    pairs: tuple[PairPreset, ...] = ()  # the two-sentence view's ready-made pairs (pairs.py)
+    download_mb: int = 0                # its weights' download, rounded (0: nothing to download)
 
     def __post_init__(self):
         assert len(self.heads) == self.n_layers, "one tuple of heads per layer"
         assert len(self.dim_names) == self.d_model, "one name per residual dim"
         assert len(self.unit_names) == self.d_ff, "one name per FFN unit"
         spans = [(r.start, r.stop) for r in self.dim_regions]
+        assert len({p.id for p in self.pairs}) == len(self.pairs), f"{self.id}: pair ids must be unique"
         assert spans and spans[0][0] == 0 and spans[-1][1] == self.d_model and all(
             a[1] == b[0] for a, b in zip(spans, spans[1:])), "regions must tile the residual stream in order"
 
@@ -99,6 +129,11 @@ class ModelDescription:
     @property
     def true_dk_scale(self) -> float:
         return float(np.sqrt(self.d_k))
+
+    @property
+    def as_made(self) -> core.Settings:
+        """The settings the model was made for: T = 1, its true √d_k, no mask, its first activation."""
+        return core.Settings(dk_scale=self.true_dk_scale, activation=self.activations[0])
 
     def region(self, kind: str) -> Optional[DimRegion]:
         """The first region of that kind, or None."""
@@ -159,16 +194,4 @@ class Model(Protocol):
 
     def default_query(self, tokens: tuple[str, ...]) -> int: ...
 
-    def forward(self, tokens: tuple[str, ...], *, temperature: float, dk_scale: float, causal: bool,
-                activation: str, ablated: tuple = (), attention_fn=None) -> ModelRun: ...
-
-
-def head_mask_for(ablated, layer: int, n_heads: int):
-    """core.transformer_block's head_mask for one layer: bool [n_heads], False where (layer, h) is
-    in ablated; None when no head of this layer is off (the plain, unmasked path)."""
-    off = [h for (l, h) in ablated if l == layer]
-    if not off:
-        return None
-    on = np.ones(n_heads, dtype=bool)
-    on[off] = False
-    return on
+    def forward(self, tokens: tuple[str, ...], settings: core.Settings) -> ModelRun: ...

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import core
-from .base import head_mask_for
 
 WORD = "embeddings.word_embeddings.weight"
 
@@ -235,19 +234,18 @@ def embed(weights, token_ids, token_type_ids=None):  # BertWeights, [n] int, [n]
                           token_type=token_type, summed=summed, ln_mean=mean, ln_std=std, out=out, eps=w.eps)
 
 
-def forward(weights, token_ids, *, token_type_ids=None, temperature=1.0, scale=None, mask=None, ablated=(),
-            attention_fn=None):  # BertWeights, [n] int -> (EmbeddingTrace, tuple of n_layers BlockTrace)
-    # temperature, scale (None = sqrt(d_k)) and mask (bool broadcastable to [n, n], True = may attend)
-    # apply to the softmax of every layer: the explorer's knobs act on the whole model;
-    # ablated: (layer, head) pairs whose output z is set to 0 before W_O;
-    # attention_fn: replaces the softmax of every layer (core.transformer_block; it is told the head, not the layer)
+def forward(weights, token_ids, *, token_type_ids=None, settings=None):
+    # BertWeights, [n] int -> (EmbeddingTrace, tuple of n_layers BlockTrace)
+    # settings (core.Settings; None: as trained) act on every layer: the explorer's knobs act on the
+    # whole model; the activation is the weights' own (a trained FFN knows no other)
+    settings = core.Settings(activation=weights.activation) if settings is None else settings
+    if settings.activation != weights.activation:
+        raise ValueError(f"this model was trained with {weights.activation}; got activation "
+                         f"{settings.activation!r}")
     emb = embed(weights, token_ids, token_type_ids)
     x, traces = emb.out, []
     for layer, params in enumerate(weights.layers):
-        t = core.transformer_block(x, params, weights.n_heads, temperature=temperature, scale=scale,
-                                   mask=mask, activation=weights.activation, eps=weights.eps,
-                                   head_mask=head_mask_for(ablated, layer, weights.n_heads),
-                                   attention_fn=attention_fn)
+        t = core.run_block(x, params, weights.n_heads, settings, layer=layer, eps=weights.eps)
         traces.append(t)
         x = t.out
     return emb, tuple(traces)

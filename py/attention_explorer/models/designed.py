@@ -71,7 +71,7 @@ import numpy as np
 
 from .. import core, tokens as tokens_mod
 from . import lexicon
-from .base import DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun, Preset, head_mask_for
+from .base import DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun, Preset, pair
 
 START_TOKEN = "<s>"  # put before the words by tokenize(); special, never a word of the sentence
 
@@ -503,16 +503,10 @@ def block_params() -> core.BlockParams:
     return params
 
 
-def forward(tokens: list[str], *, temperature: float = 1.0, scale: float | None = None,
-            causal: bool = False, activation: str = "gelu",
-            attention_fn=None) -> tuple[EmbeddingTrace, core.BlockTrace]:
-    """Embed the tokens and run the block; scale None means √d_head = 8; attention_fn: see core."""
+def forward(tokens: list[str], settings: core.Settings = core.Settings()) -> tuple[EmbeddingTrace, core.BlockTrace]:
+    """Embed the tokens and run the block (settings.dk_scale None means √d_head = 8)."""
     emb = embed(tokens)
-    n = emb.x.shape[0]
-    mask = core.causal_mask(n) if causal else None
-    trace = core.transformer_block(emb.x, block_params(), CONFIG.n_heads, temperature=temperature,
-                                   scale=scale, mask=mask, activation=activation, attention_fn=attention_fn)
-    return emb, trace
+    return emb, core.run_block(emb.x, block_params(), CONFIG.n_heads, settings)
 
 
 DIM_NAMES: tuple[str, ...] = _dim_names()  # a name for every one of the d_model residual dims
@@ -609,6 +603,53 @@ DEFAULT_TEXT = PRESETS[0].text
 DEFAULT_QUERY = PRESETS[0].query
 assert len({p.id for p in PRESETS}) == len(PRESETS), "preset ids must be unique"
 
+# ---------------------------------------------------------------------------
+# sentence pairs (views/pairs.py): head 0 (Coreference) resolves a pronoun by grammar, from features
+# (number, person or not, animal or thing, subject first), never by what the sentence means. In a
+# true Winograd pair those features do not change, so it picks the same noun in both sentences and
+# is wrong in one of them; where a grammatical feature changes, it changes its answer, even when a
+# reader's does not.
+# ---------------------------------------------------------------------------------------------------
+PAIRS = (
+    pair("trophy", "Trophy and suitcase",
+         "The trophy didn't fit in the suitcase because it was too big",
+         "The trophy didn't fit in the suitcase because it was too small",
+         "it", ("trophy", "suitcase"), ("trophy", "trophy"),
+         "'it' picks 'trophy' both times: right for 'big', wrong for 'small'. 'big' and 'small' are both "
+         "just adjectives to this head, so nothing it reads has changed.", head=COREF),
+    pair("lift", "Too weak or too heavy",
+         "The man could not lift his son because he was so weak",
+         "The man could not lift his son because he was so heavy",
+         "he", ("man", "son"), ("man", "man"),
+         "'he' picks 'man' both times, the subject: right for 'weak', wrong for 'heavy'. Who is heavy "
+         "is knowledge about lifting, not grammar.", head=COREF),
+    pair("council", "Feared or advocated",
+         "The city council refused the demonstrators a permit because they feared violence",
+         "The city council refused the demonstrators a permit because they advocated violence",
+         "they", ("council", "demonstrators"), ("demonstrators", "demonstrators"),
+         "'they' picks 'demonstrators' both times, the only plural noun: wrong for 'feared', where a "
+         "reader means the council (one word, many people), right for 'advocated'.", head=COREF),
+    pair("chase", "Hungry or scared",
+         "The cat chased the mouse because it was hungry",
+         "The cat chased the mouse because it was scared",
+         "it", ("cat", "mouse"), ("cat", "cat"),
+         "'it' picks 'cat', the subject, both times: right for 'hungry', wrong for 'scared'.",
+         head=COREF),
+    pair("soft-mat", "A person or a cat on the mat",
+         "The man sat on the mat because it was soft",
+         "The cat sat on the mat because it was soft",
+         "it", ("mat", "mat"), ("mat", "cat"),
+         "the opposite mistake: a reader says the mat is soft both times, but 'it' cannot mean a "
+         "person, so the head takes 'mat' after 'man' and jumps to the subject 'cat': wrong.",
+         head=COREF),
+    pair("number", "One or many: grammar decides",
+         "The cat chased the dogs because they were hungry",
+         "The cats chased the dog because they were hungry",
+         "they", ("dogs", "cats"), ("dogs", "cats"),
+         "here grammar is enough: 'they' wants a plural noun, so the head follows the plural from "
+         "'dogs' to 'cats' and is right both times.", head=COREF),
+)
+
 
 # ---------------------------------------------------------------------------
 # the model interface (models/base.py)
@@ -640,6 +681,7 @@ DESCRIPTION = ModelDescription(
     presets=PRESETS,
     default_text=DEFAULT_TEXT,
     default_query=DEFAULT_QUERY,
+    pairs=PAIRS,
 )
 
 
@@ -664,15 +706,10 @@ class DesignedModel:
     def default_query(self, tokens) -> int:
         return default_query(tokens)
 
-    def forward(self, tokens, *, temperature: float, dk_scale: float, causal: bool,
-                activation: str, ablated: tuple = (), attention_fn=None) -> ModelRun:
+    def forward(self, tokens, settings: core.Settings) -> ModelRun:
         toks = list(tokens)
         emb, qkv, tags = _embed_and_project(tuple(toks))  # a slider does not change these: computed once
-        mask = core.causal_mask(len(toks)) if causal else None
-        trace = core.transformer_block(emb.x, block_params(), CONFIG.n_heads, temperature=temperature,
-                                       scale=dk_scale, mask=mask, activation=activation, qkv=qkv,
-                                       head_mask=head_mask_for(ablated, 0, CONFIG.n_heads),
-                                       attention_fn=attention_fn)
+        trace = core.run_block(emb.x, block_params(), CONFIG.n_heads, settings, qkv=qkv)
         return ModelRun(tokens=tuple(toks), token_tags=tags, special=(0,), embedding=emb,
                         layers=(trace,), params=(block_params(),))
 

@@ -360,8 +360,8 @@ INTRO = ("Type a second sentence above (the first with a word or two changed) to
 
 def render(state, computed, other, presets) -> str:
     """The pair panel. computed: the state's sentence (A); other: the same model on state.pair_text (B),
-    or None when there is no second sentence; presets: pairs.presets(state.model)."""
-    active = pairs.matching_preset(state.model, state.text, state.pair_text)
+    or None when there is no second sentence; presets: pairs.presets(computed.model)."""
+    active = pairs.matching_preset(computed.model, state.text, state.pair_text)
     if other is None:
         return (f'<div{attr(class_="pair-view", data_view="pair", data_state="empty")}>'
                 f'<p class="pair-intro">{esc(INTRO)}</p>{_preset_buttons(presets, active)}</div>')
