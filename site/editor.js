@@ -1,6 +1,6 @@
 // The code editor for "Your own attention function": CodeMirror 6 with Python highlighting, from the
 // chunks PyScript's bundle already ships (pinned and verified with PyScript; build.py names them in the
-// page's #editor-files). Imported by bridge.js only when the editor comes near the screen, so it costs
+// page's #editor-files). Imported by bridge/code.js only when the editor comes near the screen, so it costs
 // nothing at first paint.
 //
 // The <textarea id="attention-code"> stays the source of truth for the rest of the page (the stable

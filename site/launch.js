@@ -1,18 +1,18 @@
-// Starting the Python worker: the part of the main-thread bridge (bridge.js imports it) that starts
+// Starting the Python worker: the part of the main-thread bridge (bridge.js imports it first) that starts
 // PyScript's worker, follows the runtime's download for the status line, and loads NumPy. The worker
 // starts when this module is evaluated, just before the rest of the bridge (a deferred module, after
 // the page is parsed). Loading it earlier, as an async module at the top of <body>, made `ready`
 // later (median of 6 alternating cold loads on a 2-core machine: 2.53 s against 2.37 s; repeat
 // visits 1.65 s against 1.40 s): the worker's start-up and the page's first layout competed for the
 // cores, and the worker started no sooner, since PyScript's core is evaluated after that layout either
-// way. It touches no element of the page: progress goes to whoever listens (bridge.js's status line),
+// way. It touches no element of the page: progress goes to whoever listens (bridge/status.js),
 // the last report kept until it does.
 //
 //   firstWorker: Promise<worker>   the page's worker, started when this module ran, NumPy loaded
 //   startWorker() -> Promise<worker>   another one (after a restart), the same way
-//   onProgress(fn)   fn(text, step) for each report, the latest at once (step 0..2 of bridge's STEPS)
+//   onProgress(fn)   fn(text, step) for each report, the latest at once (step 0..2 of bridge/status.js's STEPS)
 
-const STEP_NUMPY = 2; // the steps this module reports: 0..1 the runtime's bytes, 2 NumPy (bridge.js: STEPS)
+const STEP_NUMPY = 2; // the steps this module reports: 0..1 the runtime's bytes, 2 NumPy (bridge/status.js: STEPS)
 
 let listener = null;
 let latest = null;

@@ -1,6 +1,6 @@
 """A slider's patch brings live heatmap markup to exactly what a full redraw would draw.
 
-The patch semantics (bridge.js applyPatch) are re-implemented here over the parsed markup,
+The patch semantics (site/bridge/patch.js applyPatch) are re-implemented here over the parsed markup,
 and the patched old markup is compared with the new state's full markup, element by element.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ def select(root, sel: str) -> list:
 
 
 def apply_patch(root, ops):
-    """bridge.js applyPatch over a parsed panel."""
+    """site/bridge/patch.js applyPatch over a parsed panel."""
     for op in ops:
         els = select(root, op["sel"])
         if "remove" in op:

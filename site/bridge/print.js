@@ -1,0 +1,57 @@
+// Print (the footer's button, Ctrl+P / Cmd+P): every panel drawn for the current state first, as a reader
+// who scrolled through the page would see it, then the browser's print dialog; then Python goes back to
+// drawing only what is on screen. A print from the browser's menu cannot wait: it prints what is drawn,
+// and the panels not drawn say how to print them (style.css, @media print). Not on the embed page.
+//
+// State: printing, true while printEverything draws every panel and the dialog is open.
+
+import { $, EMBED, root } from "./page.js";
+import { showLoadedPrerendered, showPrerendered } from "./prerendered.js";
+import { send } from "./queue.js";
+import { holdViewport, reportViewport } from "./viewport.js";
+
+const PRINT_WAIT_MS = 15000; // drawing every panel takes a second or two; past this, print what is there
+let printing = false;
+
+async function printEverything() {
+  const button = $("print-all");
+  if (printing) return;
+  printing = true;
+  holdViewport(true);
+  if (button) { button.disabled = true; button.textContent = "Drawing every picture…"; }
+  try {
+    const panels = [...document.querySelectorAll("[data-panel]")];
+    await showPrerendered(panels);
+    if (root.dataset.state !== "error") {
+      let waited = 0;
+      const limit = new Promise((resolve) => { waited = setTimeout(resolve, PRINT_WAIT_MS); });
+      await Promise.race([send({ type: "viewport", value: panels.map((el) => el.dataset.panel) }), limit]);
+      clearTimeout(waited);
+    }
+  } finally {
+    if (button) { button.disabled = false; button.textContent = "Print every picture"; }
+  }
+  try {
+    window.print(); // returns when the dialog closes
+  } finally {
+    printing = false;
+    holdViewport(false);
+    reportViewport();
+  }
+}
+
+// A print from the browser's menu: what can be shown at once is, the pre-rendered pictures of panels
+// never near the screen that are still the current state's (not data-outdated).
+window.addEventListener("beforeprint", () => {
+  if (!printing) showLoadedPrerendered(document.querySelectorAll("[data-panel]:not([data-outdated])"));
+});
+
+if (!EMBED) {
+  $("print-all")?.addEventListener("click", printEverything);
+  document.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "p") {
+      e.preventDefault();
+      printEverything();
+    }
+  });
+}
