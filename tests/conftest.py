@@ -79,7 +79,7 @@ def serve_folder(folder: Path, handler=SubpathHandler):
 SHARED_PAGE_MODULES = {
     "explorer": ("test_browser_core_agreement.py", "test_browser_panels.py", "test_browser_qk.py",
                  "test_browser_research.py", "test_browser_share.py", "test_browser_skeleton.py"),
-    "laptop": ("test_browser_keyboard.py", "test_browser_layout.py"),
+    "laptop": ("test_browser_keyboard.py", "test_browser_layout.py", "test_browser_tour.py"),
 }
 
 

@@ -14,7 +14,7 @@ import pytest
 import build
 from attention_explorer import core
 from attention_explorer.models import minilm
-from attention_explorer.models.trained import PATTERN_TEXT
+from attention_explorer.models.trained import PLAIN_NAMES
 from conftest import PageProblems, cut_choices, open_page, scroll_to, wait_ready
 from test_browser_skeleton import heatmap_weights, wait_matrix
 
@@ -85,7 +85,7 @@ def test_choosing_the_trained_model_shows_its_layers_heads_and_scale(trained):
     heads = page.eval_on_selector_all("#head option", "os => os.map(o => o.textContent)")
     assert layers == [str(i) for i in range(6)] and len(heads) == 12
     labels = [h.split(": ", 1)[1] for h in heads]
-    assert all(label.rsplit(", ", 1)[0] in PATTERN_TEXT for label in labels), labels
+    assert all(label.rsplit(", ", 1)[0] in PLAIN_NAMES.values() and label.endswith(" %") for label in labels), labels
     assert math.isclose(float(page.input_value("#dk-scale")), 5.5, abs_tol=0.26)  # √32 on the slider's 0.5 grid
     assert "5.7" in page.inner_text("#dk-true")
     assert "MiniLM" in page.inner_text("#model-about")

@@ -20,6 +20,7 @@ from minilm_files import _tokenizer, cached_file, fp32_tensors
 
 from attention_explorer import core, head_patterns as hp
 from attention_explorer.models import bert, designed, minilm
+from attention_explorer.models import trained as trained_mod
 from attention_explorer.models.trained import TrainedModel
 
 BERT_TOKENS = ("[CLS]", "the", "cat", "sat", ",", "then", "slept", ".", "[SEP]")
@@ -279,7 +280,8 @@ def test_measured_labels_are_well_formed_and_deterministic(weights, trained, mea
     again.install_weights(weights, _tokenizer(), labels=json.loads(json.dumps(measured)))
     for l, layer in enumerate(measured):
         for h, m in enumerate(layer):
-            assert m["label"] in again.description.heads[l][h].name
+            name = again.description.heads[l][h].name
+            assert name == f"{trained_mod.PLAIN_NAMES[m['label']]}, {round(m['score'] * 100)} %"
 
 
 def test_an_early_trained_head_is_a_previous_token_head(trained, measured):

@@ -113,7 +113,7 @@ def test_head_names_are_the_measured_patterns_of_the_shipped_weights():
     d = minilm.MODEL.description
     for layer, (infos, measured) in enumerate(zip(d.heads, labels)):
         for info, m in zip(infos, measured):
-            assert info.name == f"{m['label']}, {m['score']:.2f}"
+            assert info.name == f"{trained.PLAIN_NAMES[m['label']]}, {round(m['score'] * 100)} %"
             assert m["label"] in head_patterns.PATTERNS
     # the labels are the strongest pattern of each head, re-measured here on the installed model
     again = head_patterns.measure_heads(minilm.MODEL, head_patterns.CORPUS[:6], math.sqrt(32))
@@ -128,7 +128,8 @@ def test_presets_open_their_query_word():
 def test_switching_model_keeps_the_sentence_and_sets_the_true_scale():
     s = st.apply_event(st.State(), {"type": "set_head", "value": "3"})
     s = st.apply_event(s, {"type": "set_model", "value": "minilm"})
-    assert s.model == "minilm" and s.head == 3 and math.isclose(s.dk_scale, math.sqrt(32))
+    assert s.model == "minilm" and (s.layer, s.head) == minilm.MODEL.description.showcase
+    assert math.isclose(s.dk_scale, math.sqrt(32))
     assert s.tokens[s.query] == st.State().tokens[st.State().query]  # the query stays on its word ("it")
     s = st.apply_event(s, {"type": "set_layer", "value": "4"})
     assert st.compute(s).trace is st.compute(s).run.layers[4]
@@ -186,3 +187,85 @@ def test_the_page_is_prerendered_as_a_reader_first_gets_it(tmp_path):
     markup = json.loads(build.render_prerendered())["compare"]  # the card is below the first screen
     assert 'data-verdict="not-loaded"' in markup and 'data-action="load-model"' in markup
     assert minilm.MODEL.available and models.get("minilm") is minilm.MODEL
+
+
+# ------------------------------------------------------------------ what a reader sees first, and the presets
+
+def _labels():
+    from attention_explorer.models import safetensors
+
+    _, meta = safetensors.load_with_metadata(gzip.decompress(build.minilm_bundle().read_bytes()))
+    return json.loads(meta["heads"])
+
+
+def _argmax_rows(s):
+    """Each token's strongest key in the state's head, at T = 1 and the true √d_k."""
+    w = st.compute(s).trace.weights[s.head]
+    return [int(row.argmax()) for row in w], w
+
+
+def test_the_trained_model_opens_on_its_clearest_measured_head():
+    """Not on layer 1 head 1 ('broad', a haze): on the head whose measured pattern (one a reader sees at a
+    glance: the previous, the next word, itself, punctuation) has the highest score, from the bundle."""
+    labels = _labels()
+    clear = [(m["score"], l, h) for l, layer in enumerate(labels) for h, m in enumerate(layer)
+             if m["label"] in ("previous token", "next token", "self", "punctuation")]
+    _, layer, head = max(clear)
+    s = st.apply_event(st.State(), {"type": "set_model", "value": "minilm"})
+    assert (s.layer, s.head) == (layer, head) == minilm.MODEL.description.showcase
+    # and it shows its pattern on the designed model's sentence, the one the reader had
+    if labels[layer][head]["label"] == "previous token":
+        best, _ = _argmax_rows(s)
+        words = [i for i in range(2, len(s.tokens) - 1)]
+        assert sum(best[i] == i - 1 for i in words) >= 0.8 * len(words)
+    # a link to the model at layer 1, head 1 keeps them (a link says l= and h= for another model)
+    at_first = dataclasses.replace(s, layer=0, head=0)
+    assert permalink.decode(permalink.encode(at_first))[0] == at_first
+
+
+def test_head_names_are_plain_words_and_a_percentage():
+    for layer in minilm.MODEL.description.heads:
+        for info in layer:
+            words, _, share = info.name.rpartition(", ")
+            assert words in trained.PLAIN_NAMES.values() and share.endswith(" %") and "0." not in info.name
+
+
+def _preset_state(preset_id):
+    return st.apply_event(st.apply_event(st.State(), {"type": "set_model", "value": "minilm"}),
+                          {"type": "preset", "value": preset_id})
+
+
+def test_six_presets_or_more_each_with_what_to_look_for():
+    presets = minilm.MODEL.description.presets
+    assert len(presets) >= 6 and len({p.id for p in presets}) == len(presets)
+    assert all(len(p.look_for) > 40 for p in presets)
+
+
+def test_the_previous_and_next_word_presets_show_their_diagonals():
+    s = _preset_state("previous-word")
+    best, _ = _argmax_rows(s)
+    words = range(2, len(s.tokens) - 1)  # after "the": each word's previous one is a word
+    assert all(best[i] == i - 1 for i in words)
+    s = _preset_state("next-word")
+    best, _ = _argmax_rows(s)
+    words = range(1, len(s.tokens) - 2)
+    assert sum(best[i] == i + 1 for i in words) > len(words) / 2  # "most words"
+    assert best[s.query] == s.query + 1
+
+
+def test_the_resting_and_broad_presets():
+    s = _preset_state("rests")
+    best, w = _argmax_rows(s)
+    assert all(b == 0 for b in best) and (w[1:-1, 0] > 0.5).all()  # every token on [CLS], most of its attention
+    s = _preset_state("broad")
+    _, w = _argmax_rows(s)
+    assert w[s.query].max() < 0.5 and (w[s.query] > 0.02).sum() >= len(s.tokens) // 2  # no cell stands out
+
+
+def test_the_pieces_preset_shows_lowercase_no_accents_pieces_and_unknown():
+    s = _preset_state("pieces")
+    toks = s.tokens
+    assert "cafe" in toks and "zoe" in toks and "[UNK]" in toks and any(t.startswith("##") for t in toks)
+    assert all(t == t.lower() and t.isascii() for t in toks if t not in ("[CLS]", "[SEP]", "[UNK]"))
+    best, _ = _argmax_rows(s)
+    assert all(best[i] == i - 1 for i, t in enumerate(toks) if t.startswith("##"))  # each piece glued to the last

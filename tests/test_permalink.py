@@ -59,8 +59,9 @@ def test_default_state_encodes_to_the_empty_fragment():
 
 def test_every_state_field_has_a_key_and_keys_are_short_and_distinct():
     """A new State field must get a permalink key, or links would silently drop it (only the switch that
-    runs the reader's code is left out on purpose: a link never runs code)."""
-    assert set(permalink.KEYS) == {f.name for f in dataclasses.fields(st.State)} - {"custom"}
+    runs the reader's code is left out on purpose: a link never runs code; and the tour question's answer:
+    a link to a step asks the question anew)."""
+    assert set(permalink.KEYS) == {f.name for f in dataclasses.fields(st.State)} - {"custom", "tour_answer"}
     assert len(set(permalink.KEYS.values())) == len(permalink.KEYS)
     assert all(len(k) <= 5 and k.isalnum() for k in permalink.KEYS.values())
 

@@ -38,7 +38,7 @@ MAX_ELEMENTS = 1_000   # the whole first paint has 1,500
 def minilm_state(layer: int = 3, **changes):
     s = st.apply_event(st.State(), {"type": "set_model", "value": "minilm"})
     s = st.apply_event(s, {"type": "set_text", "value": SENTENCE})
-    s = dataclasses.replace(s, layer=layer, query=QUERY, **changes)
+    s = dataclasses.replace(s, layer=layer, query=QUERY, **{"head": 0, **changes})
     assert len(s.tokens) == 16 and s.tokens[0] == "[CLS]" and s.tokens[-1] == "[SEP]" and s.tokens[QUERY] == "it"
     return s
 

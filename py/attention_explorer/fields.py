@@ -32,7 +32,7 @@ STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output",
           "Residual & LayerNorm", "Feed-forward")
 
 # The page's panels (page.PANELS says which view draws each); a link's "panel" must name one.
-PANEL_IDS = ("token-chips", "query-why", "preset-info", "stepper", "stage-detail", "embedding", "projections", "why-qkv",
+PANEL_IDS = ("tour", "model-line", "token-chips", "query-why", "preset-info", "stepper", "stage-detail", "embedding", "projections", "why-qkv",
              "head-info", "attention-matrix", "qk-dot", "affinity", "routing", "head-multiples", "why-scale",
              "compare", "multihead", "layernorm", "ffn", "head-grid", "aggregates", "ablation", "pair", "code")
 
@@ -80,6 +80,9 @@ class Field:
 # In the order a link is written and applied: model before everything it decides (the sentence's
 # tokens, the head and layer counts, √d_k), the sentence before the query (an index into it).
 FIELDS: tuple[Field, ...] = (
+    # the guided tour's step (tour.py; -1: no tour), first: a step sets the page up, and the rest of
+    # a link changes what the reader changed since
+    Field("tour", "index", -1, "tour", "tour step", "tour_step", of="tour_steps", auto=True),
     Field("model", "choice", "designed", "m", "model", "set_model", of="models", control="model",
           model_input=True, acts="input"),
     Field("text", "text", FROM_MODEL, "s", "sentence", "set_text", control="tokens", model_input=True, acts="input"),
@@ -119,6 +122,9 @@ FIELDS: tuple[Field, ...] = (
     Field("code", "code", "", "code", "attention function", "set_code", model_input=True, acts="attention"),
     Field("custom", "flag", False, "", "your attention function in use", "set_custom", model_input=True,
           in_link=False, acts="attention"),
+    # the answer chosen to the tour step's question (-1: none yet)
+    Field("tour_answer", "index", -1, "", "tour answer", "tour_answer", of="tour_answers", auto=True,
+          in_link=False),
 )
 
 BY_NAME = {f.name: f for f in FIELDS}

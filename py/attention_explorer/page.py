@@ -16,7 +16,7 @@ import importlib
 
 from . import state as st, tokens
 from .fields import BY_NAME, LAYER_STAGES, MODEL_INPUTS, PANEL_IDS
-from .views import attention_matrix, code as code_view, controls, share, stepper
+from .views import attention_matrix, code as code_view, controls, share, stepper, tour as tour_view
 from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
 
@@ -120,6 +120,10 @@ class Panel:
     # the last stage of the selected layer it draws (fields.LAYER_STAGES): at the first layer, a model
     # input acting after it changes none of its numbers, and it is not redrawn for one
     reads: str = "ffn"
+    # (state) -> True where the panel's markup depends on none of `depends` but `resting_on` (the tour
+    # card's start button, when there is no tour): a change between two such states redraws nothing
+    resting: Optional[Callable] = None
+    resting_on: frozenset = frozenset()
 
     def __post_init__(self):
         assert self.reads in LAYER_STAGES, f"a panel reads one of {LAYER_STAGES}, not {self.reads!r}"
@@ -134,6 +138,10 @@ def _fields(*names: str) -> frozenset:
 LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 
 PANELS: dict[str, Panel] = {
+    # the guided tour's card (its question reads the selected head's row, and the block after it)
+    "tour": Panel(lambda s, c: tour_view.render(s, c), _fields(*LAYER, "tour", "tour_answer", "query", "head"),
+                  resting=lambda s: s.tour < 0, resting_on=_fields("tour")),
+    "model-line": Panel(lambda s, c: explain.model_line(c.model, _other_model(s)), _fields("model")),
     "token-chips": Panel(lambda s, c: controls.render_token_chips(s, c), _fields("model", "text", "query", "pinned")),
     "query-why": Panel(lambda s, c: qk_dot.why_line(s, c), _fields(*LAYER, "query", "head"), reads="attention"),
     "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads),
@@ -144,8 +152,8 @@ PANELS: dict[str, Panel] = {
     "projections": Panel(lambda s, c: projections.render(s, c), _fields(*LAYER, "query", "head"), reads="input"),
     "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head"),
                      reads="heads"),
-    "head-info": Panel(lambda s, c: explain.head_info(s, c.heads) + code_view.badge(s),
-                       _fields("model", "layer", "head", "custom")),
+    "head-info": Panel(lambda s, c: explain.head_info(s, c.heads) + code_view.badge(s) + explain.causal_note(s, c.model),
+                       _fields("model", "layer", "head", "custom", "causal")),
     "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads),
                               _fields(*LAYER, "query", "head", "pinned"),
                               lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True),
@@ -182,6 +190,16 @@ PANELS: dict[str, Panel] = {
     "code": Panel(lambda s, c: code_view.render_status(s, c), _fields("model", "code", "custom")),
 }
 assert tuple(PANELS) == PANEL_IDS, "fields.PANEL_IDS must list page.PANELS, in order"
+
+
+def _other_model(state: st.State):
+    """The model the first screen's button switches to: the first trained one from the designed model,
+    the designed one from a trained model (None when there is no other)."""
+    every = st.all_descriptions()  # the designed model first
+    trained = [d for d in every if d.download_mb]
+    if state.model == every[0].id:
+        return trained[0] if trained else None
+    return every[0]
 
 
 def _compare_panel(state: st.State) -> str:
@@ -385,14 +403,25 @@ def embed_snippet(state: st.State, base_url: str) -> str:
 # the size: the first paint parses (and the preload scanner scans) a few hundred elements instead of
 # the FFN's and LayerNorm's thousands, yet every stage still shows its real pre-rendered picture
 # before Python is ready.
-FIRST_SCREEN = frozenset({"token-chips", "query-why", "preset-info", "head-info", "attention-matrix", "stepper",
-                          "stage-detail"})
+FIRST_SCREEN = frozenset({"tour", "model-line", "token-chips", "query-why", "preset-info", "head-info",
+                          "attention-matrix", "stepper", "stage-detail"})
 # What a rehearsal (rehearse) draws when the bridge has not yet said what is on screen: the workspace,
 # where a reader first moves a slider (the first screen's panels and the affinity bars beside the heatmap).
 REHEARSED_UNREPORTED = FIRST_SCREEN | {"affinity"}
 
-# Small panels drawn on every change even when off screen (the worker defers the big ones).
-ALWAYS_DRAWN = frozenset({"token-chips", "query-why", "preset-info", "stepper", "stage-detail", "head-info"})
+# Small panels drawn on every change even when off screen (the worker defers the big ones); the tour's
+# card is fixed to the screen while its slot scrolls away with the header.
+ALWAYS_DRAWN = frozenset({"tour", "model-line", "token-chips", "query-why", "preset-info", "stepper", "stage-detail",
+                          "head-info"})
+
+
+def tour_focus(state: st.State) -> str:
+    """The panel the state's tour step brings into view ("" when there is no tour)."""
+    if state.tour < 0:
+        return ""
+    from . import tour
+
+    return tour.STEPS[state.tour].panel
 
 
 def stage_section(state: st.State) -> str:
@@ -462,7 +491,13 @@ def panels_to_redraw(old: st.State, new: st.State) -> set[str]:
     and after, one of FIRST_LAYER_DEPENDS)."""
     changed = changed_fields(old, new)
     depends = FIRST_LAYER_DEPENDS if old.layer == new.layer == 0 else DEPENDS
-    return {pid for pid in PANELS if depends[pid] & changed}
+    return {pid for pid in PANELS if depends[pid] & changed and not _resting(PANELS[pid], old, new, changed)}
+
+
+def _resting(panel: Panel, old: st.State, new: st.State, changed: set[str]) -> bool:
+    """Whether the panel shows the same markup for old and new although fields it declares changed."""
+    return (panel.resting is not None and panel.resting(old) and panel.resting(new)
+            and not changed & panel.resting_on)
 
 
 DEPENDS = {pid: panel.depends for pid, panel in PANELS.items()}

@@ -138,12 +138,19 @@ def _default_state(model: str) -> st.State:
 def encode(state: st.State) -> str:
     """The URL fragment (without '#') for state: only non-default fields, in KEYS order."""
     default = _default_state(state.model)
+    if state.tour >= 0:  # decoding applies the tour step first (fields.FIELDS): what differs from the step
+        default = st.apply_event(st.State(), {"type": "tour_step", "value": state.tour})
+        if state.model != default.model:
+            default = dataclasses.replace(default, dk_scale=st.description(state.model).true_dk_scale)
     changed = {name for name in KEYS if getattr(state, name) != getattr(default, name)}
     changed |= {"model"} if state.model != _default_state("").model else set()
+    changed |= {"tour"} if state.tour >= 0 else set()
     if changed & {"model", "text"}:
         # the query is an index into the sentence and follows its word when the model or the sentence
         # changes (state._follow_query), so decoding them would move a query left at the default index
         changed.add("query")
+    if "model" in changed:  # another model opens on a head of its own choosing (state._with_model)
+        changed |= {"layer", "head"}
     pairs = [(key, _field_text(name, getattr(state, name))) for name, key in KEYS.items() if name in changed]
     return urlencode(pairs, quote_via=quote_plus)
 

@@ -299,13 +299,20 @@ def _index(value, name: str, n: int, auto: bool = False) -> int:
     return i
 
 
+def _tour():
+    from . import tour  # a reader's first tour step, or a link to one: not at start-up
+
+    return tour
+
+
 def extent(of: str, state) -> int:
     """How many choices an index field has in this state (tokens, heads, layers, stages)."""
     d = description(state.model)
     counts = {"tokens": lambda: len(state.tokens), "heads": lambda: len(d.heads[state.layer]),
               "all_heads": lambda: sum(len(h) for h in d.heads),
               "layers": lambda: d.n_layers, "stages": lambda: len(STAGES),
-              "designed_heads": lambda: len(description(models.DEFAULT).heads[0])}
+              "designed_heads": lambda: len(description(models.DEFAULT).heads[0]),
+              "tour_steps": lambda: len(_tour().STEPS), "tour_answers": lambda: _tour().MAX_ANSWERS}
     return counts[of]()
 
 
@@ -385,14 +392,17 @@ def _follow_pinned(old_tokens, pinned, new_tokens) -> tuple[int, ...]:
 
 
 def _with_model(state, model_id: str):
-    """state on another model: its √d_k; layer and head kept where they still exist, the query on its word."""
+    """state on another model: its √d_k; the head it shows first (its showcase), else layer and head kept
+    where they still exist; the query on its word."""
     if not getattr(models.get(model_id), "available", True):
         raise InputError(f"The {description(model_id).name} is not loaded yet; choose it in the Model menu "
                          "to download it.", field="model")
     d = description(model_id)
     new = dataclasses.replace(state, model=model_id, dk_scale=d.true_dk_scale,
                               layer=min(state.layer, d.n_layers - 1))
-    new = dataclasses.replace(new, head=min(state.head, len(d.heads[new.layer]) - 1),
+    if d.showcase is not None:
+        new = dataclasses.replace(new, layer=d.showcase[0])
+    new = dataclasses.replace(new, head=d.showcase[1] if d.showcase else min(state.head, len(d.heads[new.layer]) - 1),
                               activation=state.activation if state.activation in d.activations
                               else d.activations[0], ablated=())  # another model's heads
     if new.pair_text:
@@ -416,6 +426,9 @@ def apply_event(state, event: dict):
                                    head=preset.head, pinned=())
     if kind == "reset":
         return State()
+    if kind == "tour_step":  # a step of the guided tour sets the page up (tour.setup); -1 leaves the tour
+        i = _index(value, "tour step", len(_tour().STEPS), auto=True)
+        return dataclasses.replace(state, tour=-1, tour_answer=-1) if i < 0 else _tour().setup(state, i)
     if kind == "run_code":  # the reader's Run: their code, switched on (compute() then runs and checks it)
         from . import custom_attention
 

@@ -118,7 +118,7 @@ def boot(fragment="", mode="page", options=None):
     the reader last ran on this page}. A link's code is put in the editor with a notice that it was not
     run, unless the link is the page's own (a restart) or the code is the reader's own (a reload)."""
     global _state, _mode, _visible, _stale, _form_sent
-    from attention_explorer import models, permalink, state as st
+    from attention_explorer import models, page, permalink, state as st
 
     _visible, _stale, _form_sent = None, set(), None
     _live.clear()
@@ -139,7 +139,8 @@ def boot(fragment="", mode="page", options=None):
     own = bool(options.get("restart")) or (bool(_state.code) and _state.code == str(options.get("own_code") or ""))
     if own:
         notices = [n for n in notices if n != permalink.CODE_NOTICE]
-    reply = _redraw(prerendered, _state, notice=" ".join(notices), focus=_state.panel, load_model=load,
+    focus = _state.panel or (page.tour_focus(_state) if _mode == "page" else "")
+    reply = _redraw(prerendered, _state, notice=" ".join(notices), focus=focus, load_model=load,
                     code_to_editor=bool(_state.code) and not own)
     # everything imported and built so far lives as long as the page: move it out of the collector's
     # way, so a full collection (~25 ms in Pyodide) does not land in the middle of a slider move
@@ -246,10 +247,12 @@ def _next_state(old, event):
         new, notices = permalink.decode(fragment)
         if event.get("restart"):
             notices = [n for n in notices if n != permalink.CODE_NOTICE]
-        return new, " ".join(notices), new.panel
+        return new, " ".join(notices), new.panel or page.tour_focus(new)
     new = st.apply_event(old, event)  # validates; raises InputError for unusable input
-    # a chosen stage is brought into view; a followed one is there
+    # a chosen stage is brought into view; a followed one is there; a tour step shows its panel
     focus = page.stage_section(new) if kind == "set_stage" and not event.get("follow") else ""
+    if kind == "tour_step":
+        focus = page.tour_focus(new)
     return new, "", focus
 
 

@@ -44,6 +44,8 @@ export function applyResponse(res, event = null) {
     if (!el || !applyPatch(el, ops)) send({ type: "redraw", value: id });
   }
   restoreFocus(was);
+  // a tour step: the keyboard (and a screen reader) goes to the step's heading; leaving, to the start button
+  if (event && event.type === "tour_step") ($("tour-title") || $("tour-start"))?.focus({ preventScroll: true });
   // only new markup can change a figure's width (a patch changes numbers): no forced layout for a slider
   markScrollable(redrawn);
   applyForm(res.form);

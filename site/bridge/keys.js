@@ -2,8 +2,8 @@
 // cell, a bar) acts as a click (buttons, links and form controls do that by themselves); Shift+Enter
 // on a token pins it; Left/Right in a [data-arrow-keys] widget (the stepper) press its prev/next
 // buttons; the arrow keys move the focus within a grid of cells ([data-grid] of [data-grid-cell] with
-// data-i / data-j, e.g. a heatmap), whose one tab stop (tabindex="0") moves with it. Escape, which hides
-// a tooltip, is tooltips.js's.
+// data-i / data-j, e.g. a heatmap), whose one tab stop (tabindex="0") moves with it. Escape leaves the
+// guided tour (outside a dialog); that it also hides a tooltip is tooltips.js's.
 //
 // State: none (a grid's tab stop is on the page: the cell with tabindex="0").
 
@@ -15,6 +15,10 @@ const ARROWS = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowR
 
 document.addEventListener("keydown", (e) => {
   if (!e.target.closest) return;
+  if (e.key === "Escape" && document.querySelector(".tour-card") && !e.target.closest("dialog")) {
+    send({ type: "tour_step", value: -1 });
+    return;
+  }
   if (e.key === "Enter" && e.shiftKey) {
     const el = e.target.closest("[data-pin-event]");
     if (el && pinning(e, el)) return;

@@ -1,8 +1,9 @@
 // The panels' action buttons ([data-action] with data-target, the panel): a link to this view or an
 // embed snippet shown in the share dialog (#share-dialog) to copy, a panel saved as SVG or PNG
-// (export.js, imported only when a reader exports) or its data as a file; "load-model" downloads a
-// trained model (model.js). A link, a snippet, a file and a figure's caption all come from Python's
-// state, so they wait for Python. Text goes in via textContent / .value only.
+// (export.js, imported only when a reader exports) or its data as a file; "use-model" switches to a model
+// (downloading it first), "load-model" downloads a trained model only (model.js). A link, a snippet, a
+// file and a figure's caption all come from Python's state, so they wait for Python. Text goes in via
+// textContent / .value only.
 //
 // State: none.
 
@@ -35,6 +36,7 @@ async function copyShareText() {
 
 export async function runAction(action, target) {
   if (action === "load-model") { chooseModel(target, null, false); return; }
+  if (action === "use-model") { chooseModel(target); return; } // the first screen's switch (downloads first)
   if (!worker()) { // a link, a snippet, a file and a figure's caption all come from Python's state
     notify("Sharing and export work once Python has loaded (see the status line).");
     return;

@@ -110,6 +110,8 @@ class ModelDescription:
     default_query: int
     pairs: tuple[PairPreset, ...] = ()  # the two-sentence view's ready-made pairs (pairs.py)
     download_mb: int = 0                # its weights' download, rounded (0: nothing to download)
+    showcase: Optional[tuple[int, int]] = None  # (layer, head) a reader choosing the model sees first
+    headline: str = ""  # one plain line for the first screen: what kind of model this is
 
     def __post_init__(self):
         assert len(self.heads) == self.n_layers, "one tuple of heads per layer"

@@ -682,6 +682,8 @@ DESCRIPTION = ModelDescription(
     default_text=DEFAULT_TEXT,
     default_query=DEFAULT_QUERY,
     pairs=PAIRS,
+    headline=f"This model is designed by hand: each of its {CONFIG.n_heads} heads does one job you can name, so "
+             "every number can be explained. Real models learn theirs.",
 )
 
 

@@ -36,6 +36,29 @@ PRESETS = (
            "The cat sat down because it was tired.",
            "the designed model's first preset, through a trained model: where does 'it' look in each "
            "layer?", "it"),
+    preset("previous-word", "Each word looks back one",
+           "The quick brown fox jumps over the lazy dog.",
+           "every word puts nearly all its attention on the word just before it: a diagonal just below "
+           "the main one. Nobody wrote this rule; training found it useful.", "fox", layer=0, head=2),
+    preset("next-word", "Each word looks ahead one",
+           "The quick brown fox jumps over the lazy dog.",
+           "most words look at the word just after them, less cleanly than the previous-word head: a "
+           "trained head's pattern is a tendency, not a rule.", "quick", layer=1, head=8),
+    preset("rests", "A head with nothing to do",
+           "The quick brown fox jumps over the lazy dog.",
+           "almost every word rests on [CLS], the start token. Resting there changes the word little: a "
+           "head's way of doing nothing when the sentence has nothing it looks for.", "jumps", layer=2,
+           head=7),
+    preset("broad", "Spread over the sentence",
+           "The quick brown fox jumps over the lazy dog.",
+           "no cell stands out: the word spreads its attention over the whole sentence, an average of "
+           "its words, much like a bag of words.", "lazy", layer=0, head=3),
+    preset("pieces", "Accents, pieces and unknown signs",
+           "The café served crème brûlée and 🍕 to Zoë.",
+           "the tokens are not the words: this model lowercases, drops accents (café becomes cafe), splits "
+           "words it does not know into pieces (## continues a word) and turns a sign its vocabulary "
+           "lacks, the emoji, into [UNK]. This head glues each piece to the one before it.", "cafe",
+           layer=0, head=2),
 )
 
 # ---------------------------------------------------------------------------------------------------

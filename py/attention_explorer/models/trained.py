@@ -87,6 +87,21 @@ FINDINGS = {
              "a bag of words.",
 }
 
+# A pattern label in plain words: the head picker's name for a head ("Head 3: the previous word, 100 %"),
+# short enough for the picker (its explanation says more)
+PLAIN_NAMES = {
+    "previous token": "the previous word",
+    "next token": "the next word",
+    "self": "the word itself",
+    "[CLS]": "[CLS]: does nothing",
+    "[SEP]": "[SEP]: does nothing",
+    "punctuation": "punctuation",
+    "broad": "spread over the words",
+}
+# The patterns a reader can see at a glance in any sentence: a trained model opens on its clearest
+# such head (the highest measured score), not on its first head (showcase)
+CLEAR = ("previous token", "next token", "self", "punctuation")
+
 PRONOUNS = frozenset("it he she they him her them its his their we us you i".split())
 
 
@@ -111,16 +126,26 @@ def _measured_heads(spec: TrainedSpec, labels) -> tuple:
             label, score = str(m["label"]), float(m["score"])
             what = PATTERN_TEXT.get(label, label)
             infos.append(HeadInfo(
-                f"{label}, {score:.2f}", f"l{l}h{h}",
-                f"Layer {l + 1}, head {h + 1} {what} (score {score:.2f} of 1, averaged over a corpus of "
-                "sentences; measured, not designed). Trained heads are rarely this tidy: most mix several "
-                "patterns, and the score says how much of the attention the pattern explains."
+                f"{PLAIN_NAMES.get(label, label)}, {round(score * 100)} %", f"l{l}h{h}",
+                f"Layer {l + 1}, head {h + 1} {what}: on a corpus of sentences, {round(score * 100)} % of its "
+                "attention follows this pattern (measured, not designed). Trained heads are rarely this tidy: "
+                "most mix several patterns."
                 + (f" {FINDINGS[label]} {spec.name} is not the masked-LM BERT those findings come from."
                    if label in FINDINGS else "")))
         out.append(tuple(infos))
     assert len(out) == spec.n_layers and all(len(l) == spec.n_heads for l in out), \
         "one label per head of every layer"
     return tuple(out)
+
+
+def showcase(labels) -> tuple[int, int]:
+    """(layer, head) of the clearest measured head: the highest score among the CLEAR patterns (any
+    pattern when none is clear)."""
+    heads = [(float(m["score"]), l, h, m["label"] in CLEAR) for l, layer in enumerate(labels)
+             for h, m in enumerate(layer)]
+    clear = [x for x in heads if x[3]] or heads
+    _, l, h, _ = max(clear, key=lambda x: (x[0], -x[1], -x[2]))
+    return l, h
 
 
 def describe(spec: TrainedSpec, heads) -> ModelDescription:
@@ -132,6 +157,8 @@ def describe(spec: TrainedSpec, heads) -> ModelDescription:
                                "a trained model's dimensions have no names: each mixes many features"),),
         unit_names=("",) * spec.d_ff, presets=spec.presets, pairs=spec.pairs, download_mb=spec.download_mb,
         default_text=spec.presets[0].text, default_query=-1,  # -1: the query is found by default_query()
+        headline=f"This is a trained model, {spec.name}: its weights were learned from data, so what its heads "
+                 "do was measured, not designed, and most of them mix several jobs.",
     )
 
 
@@ -174,8 +201,8 @@ class TrainedModel:
         self._weights, self._tokenizer = weights, tokenizer
         heads = _measured_heads(s, labels) if labels is not None else _placeholder_heads(s)
         presets = tuple(self._locate(p) for p in s.presets)
-        self.description = dataclasses.replace(describe(s, heads), presets=presets,
-                                               default_query=presets[0].query)
+        self.description = dataclasses.replace(describe(s, heads), presets=presets, default_query=presets[0].query,
+                                               showcase=showcase(labels) if labels is not None else None)
 
     def _locate(self, preset: Preset) -> Preset:
         toks = self.tokenize(preset.text)

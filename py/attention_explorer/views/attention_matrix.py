@@ -69,13 +69,15 @@ def cell_size(n: int) -> int:
     return max(MIN_CELL, min(CELL, GRID_BUDGET // max(n, 1)))
 
 
-def size_style(width: float) -> str:
+def size_style(width: float, height: float = 0) -> str:
     """Inline sizing for a viewBox `width` wide: fill the column, but keep text readable.
 
     min-width keeps text >= ~11 px on phones (the .figure scrolls); max-width stops
-    a 3-token matrix from being blown up to poster size.
+    a 3-token matrix from being blown up to poster size; --ar (width / height) lets the
+    first screen's CSS keep the whole matrix within the window's height.
     """
-    return f"min-width:{round(width * MIN_SCALE)}px;max-width:{round(width * 1.35)}px"
+    ar = f";--ar:{width / height:.3f}" if height else ""
+    return f"min-width:{round(width * MIN_SCALE)}px;max-width:{round(width * 1.35)}px{ar}"
 
 
 # --------------------------------------------------------------------------
@@ -201,7 +203,7 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     note = wrap_words(ROUNDING_NOTE, width - 16) if legend and show_numbers else []  # from x = 8 to width - 8
     height = label + size + mean_h + (LEGEND_H + NOTE_LINE_H * len(note) if legend else 8)
     focus_j = strongest_key(weights[query], mask[query]) if n else 0
-    out = [f'<svg{attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap", data_n=n, data_query=query, aria_label=matrix_label(head_name), style=size_style(width), **(meta or {}))}>']
+    out = [f'<svg{attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap", data_n=n, data_query=query, aria_label=matrix_label(head_name), style=size_style(width, height), **(meta or {}))}>']
     out.append(f'<defs><pattern id="{masked_id}" width="6" height="6" patternUnits="userSpaceOnUse" '
                'patternTransform="rotate(45)"><rect width="6" height="6" class="masked-bg"/>'
                '<line x1="0" y1="0" x2="0" y2="6" class="masked-line"/></pattern></defs>')

@@ -98,31 +98,11 @@ def render_controls(state, model, models) -> str:
                              for v, label in lists["preset"])
     return f"""
 <form class="controls" id="controls" autocomplete="off" onsubmit="return false">
-  <div class="field field-wide">
-    <label for="preset">Preset</label>
-    <select id="preset" data-event="preset">{preset_options}</select>
-  </div>
-  <div class="field field-wide">
-    <label for="model">Model</label>
-    <select id="model" data-event="set_model">{model_options}</select>
-    <div id="model-download" class="model-download" hidden>
-      <progress id="model-progress" max="1" value="0" aria-label="Download of the trained model"></progress>
-      <span id="model-download-text" role="status" aria-live="polite"></span>
-      <button type="button" id="model-retry" hidden>Try again</button>
-    </div>
-  </div>
-  <div class="field field-wide">
-    <label for="layer">Layer</label>
-    <select id="layer" data-event="set_layer">{layer_options}</select>
-  </div>
-  <div class="field field-wide">
-    <label for="head">Head</label>
-    <select id="head" data-event="set_head">{head_options}</select>
-  </div>
   <div class="field">
     <label for="temperature">Temperature <var>T</var> = <output id="temperature-out" for="temperature">{num(state.temperature, 2)}</output></label>
     <input id="temperature" type="range" data-event="set_temperature" min="{lo_t:g}" max="{hi_t:g}" step="{BY_NAME['temperature'].step:g}"
-           value="{state.temperature:g}">
+           value="{state.temperature:g}" aria-describedby="t-limits">
+    <span id="t-limits" class="hint">T → 0: all weight on the top score · T → ∞: even, 1/n each</span>
   </div>
   <div class="field">
     <label for="dk-scale">Scale <math><msqrt><msub><mi>d</mi><mi>k</mi></msub></msqrt></math> = <output id="dk-scale-out" for="dk-scale">{num(state.dk_scale, 1)}</output></label>
@@ -143,13 +123,34 @@ def render_controls(state, model, models) -> str:
       text more or less adventurously, or to soften a teacher's outputs when distilling a model. A trained
       model is run at <var>T</var> = 1.</p>
   </details>
+  <div class="field field-wide">
+    <label for="head">Head</label>
+    <select id="head" data-event="set_head">{head_options}</select>
+  </div>
+  <div class="field field-wide">
+    <label for="layer">Layer</label>
+    <select id="layer" data-event="set_layer">{layer_options}</select>
+  </div>
+  <div class="field field-wide">
+    <label for="preset">Preset</label>
+    <select id="preset" data-event="preset">{preset_options}</select>
+  </div>
+  <div class="field field-wide">
+    <label for="model">Model</label>
+    <select id="model" data-event="set_model">{model_options}</select>
+    <div id="model-download" class="model-download" hidden>
+      <progress id="model-progress" max="1" value="0" aria-label="Download of the trained model"></progress>
+      <span id="model-download-text" role="status" aria-live="polite"></span>
+      <button type="button" id="model-retry" hidden>Try again</button>
+    </div>
+  </div>
   <div class="field">
     <label for="activation">FFN activation</label>
     <select id="activation" data-event="set_activation">{act_options}</select>
   </div>
   <div class="field field-inline">
     <input id="causal" type="checkbox" data-event="set_causal"{attr(checked=state.causal)}>
-    <label for="causal">Causal mask (hide future tokens)</label>
+    <label for="causal">Causal mask: each token sees only itself and the tokens before it</label>
   </div>
   <div class="field field-inline">
     <button type="button" id="reset" data-event="reset">Reset</button>

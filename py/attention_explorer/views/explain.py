@@ -10,6 +10,34 @@ from __future__ import annotations
 from .markup import esc
 
 
+def model_line(model, other) -> str:
+    """The first screen's plain line: what kind of model this is, and one click to the other kind.
+    other: the description of the model the button switches to (None: no button)."""
+    button = ""
+    if other is not None:
+        what = (f"Try a trained model ({other.picker_label.removeprefix('Trained: ')}, {other.download_mb} MB)"
+                if other.download_mb else f"Back to the {other.picker_label.lower()}")
+        button = (f' <button type="button" class="model-switch" data-action="use-model" '
+                  f'data-target="{esc(other.id)}">{esc(what)}</button>')
+    return f'<p class="model-line">{esc(model.headline)}{button}</p>'
+
+
+def causal_note(state, model) -> str:
+    """With the causal mask on: what it is for, and a plain warning for a model made without it."""
+    if not state.causal:
+        return ""
+    what = ("Causal mask on: each token sees only itself and the tokens before it (the upper triangle is "
+            "hidden), as in a decoder such as GPT that writes text one token at a time and must not see the "
+            "next word.")
+    if model.download_mb:  # a trained encoder
+        warning = (f" Careful: {model.picker_label.removeprefix('Trained: ')} is an encoder, trained to see the "
+                   "whole sentence; with the mask its numbers are no longer what it learned, and its head "
+                   "names were measured without it.")
+    else:
+        warning = " The designed model was made without it: its heads still work, looking only backwards."
+    return f'<p class="causal-note" role="note">{esc(what + warning)}</p>'
+
+
 def head_name(h: int, info) -> str:
     """The head's own words without its number: "Coreference", "previous token, 1.00" ("" for a bare "Head 3")."""
     prefix, name = f"Head {h + 1}", info.name.strip()

@@ -1,0 +1,153 @@
+"""The first screen says what the model is, and the guided tour walks it (issue 35, items 1 and 4), in Chromium.
+
+On the shared 1280×800 page: the plain line about the model and its one-click switch, the sliders and
+the query's whole heatmap row on the first screen; the tour started, stepped, answered and left by
+mouse and keyboard, each step's panel brought into view; a step opened by a link in an open tab; axe
+with the card open. The right answers are read off the heatmap the page shows, not from tour.py.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attention_explorer import tour
+from attention_explorer.models import minilm
+from conftest import axe_violations, reset_page
+
+pytestmark = pytest.mark.browser
+MATRIX = 'svg[data-view="attention-matrix"]'
+CARD = ".tour-card"
+
+
+def in_view(page, selector: str) -> dict:
+    return page.evaluate("""(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+        return { top: r.top, bottom: r.bottom, height: innerHeight }; }""", selector)
+
+
+def wait_step(page, i: int):
+    page.wait_for_function(f"document.querySelector('{CARD}')?.dataset.tourStep === '{i}' "
+                           "&& window.attentionExplorer.idle()", timeout=30_000, polling=100)
+
+
+def leave(page):
+    if page.query_selector(CARD):
+        page.click(".tour-leave")
+        page.wait_for_selector("#tour-start")
+
+
+def test_the_first_screen_says_the_model_is_hand_made_and_shows_the_whole_query_row(laptop):
+    page, problems = laptop
+    line = page.inner_text(".model-line")
+    assert "designed by hand" in line and "Try a trained model" in line
+    assert in_view(page, ".model-line")["bottom"] <= 800
+    for slider in ("#temperature", "#dk-scale"):
+        assert in_view(page, slider)["bottom"] <= 800, f"{slider} is below the first screen"
+    query = page.evaluate(f"document.querySelector('{MATRIX}').dataset.query")
+    row = page.evaluate(f"""(q) => {{ const cells = [...document.querySelectorAll('{MATRIX} rect[data-i="' + q + '"]')];
+        return Math.max(...cells.map((c) => c.getBoundingClientRect().bottom)); }}""", query)
+    assert row <= 800, f"the query's row ends {row:.0f} px down at 1280×800"
+    assert "·T" not in page.inner_text(".lede").replace(" ", "")  # the headline is the textbook's formula
+    problems.assert_none()
+
+
+def _row_argmax(page) -> str:
+    """The token the query's row puts most weight on, read from the heatmap's cells."""
+    got = page.evaluate(f"""() => {{ const svg = document.querySelector('{MATRIX}');
+        const q = svg.dataset.query; const toks = JSON.parse(svg.dataset.tokens);
+        const cells = [...svg.querySelectorAll('rect[data-i="' + q + '"][data-weight]')];
+        const best = cells.reduce((a, c) => (parseFloat(c.dataset.weight) > parseFloat(a.dataset.weight) ? c : a));
+        return toks[Number(best.dataset.j)]; }}""")
+    return got
+
+
+def test_the_tour_starts_steps_answers_and_leaves(laptop):
+    page, problems = laptop
+    reset_page(page)
+    page.click("#tour-start")
+    wait_step(page, 0)
+    assert page.evaluate("document.activeElement.id") == "tour-title"
+    assert page.inner_text(".tour-count") == f"Tour: step 1 of {len(tour.STEPS)}"
+    seen = []
+    for i in range(len(tour.STEPS)):
+        step = tour.STEPS[i]
+        # the panel, or the card named like it, is marked and brought into view: its top on the screen
+        target = f"(document.getElementById('{step.panel}') || document.querySelector('[data-panel=\"{step.panel}\"]'))"
+        try:
+            page.wait_for_function(f"""(() => {{ const el = {target}; const r = el.getBoundingClientRect();
+                return el.classList.contains('is-focused-stage') && r.top >= -1 && r.top < innerHeight * 0.8; }})()""",
+                                   timeout=10_000, polling=100)
+        except Exception:
+            where = page.evaluate(f"(() => {{ const el = {target}; return [el.className, el.getBoundingClientRect().top, scrollY]; }})()")
+            raise AssertionError(f"step {i + 1} ({step.panel}) not in view: {where}")
+        answers = page.query_selector_all(f"{CARD} [data-answer]")
+        assert (len(answers) > 0) == (step.ask is not None)
+        if step.ask is tour._which_word:
+            best = _row_argmax(page)
+            labels = [a.inner_text() for a in answers]
+            right = labels.index(f"'{best}'")
+            wrong = next(k for k in range(len(labels)) if k != right)
+            page.click(f"{CARD} [data-answer='{wrong}']")
+            page.wait_for_function(f"document.querySelector('{CARD} [data-feedback]').textContent.startsWith('Not quite')",
+                                   timeout=10_000, polling=100)
+            page.click(f"{CARD} [data-answer='{right}']")
+            page.wait_for_function(f"document.querySelector('{CARD} [data-feedback]').textContent.startsWith('Right:')",
+                                   timeout=10_000, polling=100)
+            assert "is-right" in page.get_attribute(f"{CARD} [data-answer='{right}']", "class")
+            seen.append(best)
+        if i < len(tour.STEPS) - 1:
+            page.click("#tour-next")
+            wait_step(page, i + 1)
+    assert seen == ["cat", "cat"]  # 'it' → 'cat' (coreference), 'sat' → 'cat' (its subject)
+    # the last step's Next finishes; Escape also leaves (checked below)
+    assert page.inner_text("#tour-next") == "Finish"
+    page.click("#tour-next")
+    page.wait_for_selector("#tour-start")
+    assert page.evaluate("document.activeElement.id") == "tour-start"
+    problems.assert_none()
+
+
+def test_escape_leaves_and_a_link_opens_a_step_in_an_open_tab(laptop):
+    page, problems = laptop
+    reset_page(page)
+    page.evaluate("location.hash = 'tour=4'")  # a fragment change: the path of an in-page link
+    wait_step(page, 4)
+    page.wait_for_function("""(() => { const r = document.querySelector('[data-panel="why-scale"]').getBoundingClientRect();
+        return r.top >= -1 && r.top < innerHeight; })()""", timeout=10_000, polling=100)
+    page.focus("#tour-title")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#tour-start")
+    page.wait_for_function("!location.hash.includes('tour=')", timeout=10_000, polling=100)
+    problems.assert_none()
+
+
+def test_axe_finds_nothing_with_the_card_open(laptop):
+    page, problems = laptop
+    reset_page(page)
+    page.click("#tour-start")
+    wait_step(page, 0)
+    page.click("#tour-next")
+    wait_step(page, 1)
+    page.click(f"{CARD} [data-answer='0']")
+    page.wait_for_function(f"document.querySelector('{CARD} [data-feedback]').textContent !== ''", polling=100)
+    assert axe_violations(page) == []
+    leave(page)
+    problems.assert_none()
+
+
+def test_one_click_to_the_trained_model_and_back(laptop):
+    page, problems = laptop
+    reset_page(page)
+    page.click(".model-line [data-action='use-model']")
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.model === 'minilm'", timeout=120_000,
+                           polling=200)
+    layer, head = minilm.MODEL.description.showcase
+    svg = page.query_selector(MATRIX)
+    assert (svg.get_attribute("data-layer"), svg.get_attribute("data-head")) == (str(layer), str(head))
+    assert "trained model" in page.inner_text(".model-line")
+    page.click(".model-line [data-action='use-model']")
+    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.model === 'designed'", timeout=30_000,
+                           polling=100)
+    assert "designed by hand" in page.inner_text(".model-line")
+    assert json.loads(page.get_attribute(MATRIX, "data-tokens"))[0] == "<s>"
+    problems.assert_none()
