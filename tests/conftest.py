@@ -376,10 +376,17 @@ def _laptop_page(profile, base_url):
     yield from ready_page(profile, base_url, LAPTOP)
 
 
+def unfold_all(page):
+    """Open every folded part of the page (details.more, as a reader clicking each "More"), so that every
+    panel is shown; the worker draws the panels that came into view."""
+    page.evaluate("""() => { for (const d of document.querySelectorAll('details.more:not([open])')) d.open = true; }""")
+
+
 @pytest.fixture(scope="module")
 def explorer(_tall_page):
-    """The shared tall page, ready, in the default view: (page, problems)."""
+    """The shared tall page, ready, in the default view, every folded part open: (page, problems)."""
     back_to_default(_tall_page[0])
+    unfold_all(_tall_page[0])
     return _tall_page
 
 
@@ -455,9 +462,10 @@ def reset_page(page):
 
 
 def back_to_default(page):
-    """A shared page as a new module expects it: no dialog open, nothing focused, at the top, the
-    default view."""
+    """A shared page as a new module expects it: no dialog open, nothing focused, every folded part
+    folded, at the top, the default view."""
     page.evaluate("""() => { for (const d of document.querySelectorAll('dialog[open]')) d.close();
+        for (const d of document.querySelectorAll('details.more[open]')) d.open = false;
         document.activeElement?.blur?.(); }""")
     reset_page(page)
 
@@ -465,9 +473,11 @@ def back_to_default(page):
 def scroll_to(page, element_id: str):
     """Scroll an element into view as a reader scrolling down would find it: the pre-rendered panels
     above it shown first (build.py ships them in prerendered.json, which the page shows as they come
-    near), so they do not grow and push it off screen after the jump."""
+    near), so they do not grow and push it off screen after the jump. A folded part it is in is opened
+    first, as a reader would click its "More"."""
     page.evaluate("""async (id) => {
         const el = document.getElementById(id);
+        for (let d = el.closest('details:not([open])'); d; d = d.parentElement?.closest('details:not([open])')) d.open = true;
         const pending = [...document.querySelectorAll('[data-panel] > template[data-prerendered]')]
             .filter((t) => t.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
         if (pending.length) {

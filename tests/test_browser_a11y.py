@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import axe_violations, open_page, scroll_to, wait_ready
+from conftest import axe_violations, open_page, scroll_to, unfold_all, wait_ready
 
 pytestmark = pytest.mark.browser
 MATRIX = 'svg[data-view="attention-matrix"]'
@@ -95,6 +95,8 @@ def test_no_axe_violations_at_ready_and_after_interactions(profile, base_url):
     try:
         wait_ready(page)
         _looks(page, "at ready", ALL)
+        unfold_all(page)  # every folded part open: each panel is checked
+        _looks(page, "with every folded part open", [(1280, "light")])
         page.fill("#tokens", "The dogs chased the cat because they were hungry")
         page.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).includes('dogs')")
         _looks(page, "after a new sentence", [(360, "dark")])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from attention_explorer.models import designed as model
-from conftest import LAPTOP, SUBPATH, PageProblems, cut_choices, ready_page, wait_ready
+from conftest import LAPTOP, SUBPATH, PageProblems, cut_choices, ready_page, unfold_all, wait_ready
 from test_browser_panels import independent_scores
 from test_browser_skeleton import set_range, wait_matrix
 
@@ -99,6 +99,7 @@ def test_on_a_phone_nothing_scrolls_sideways_without_saying_so(phone):
     words that fit it: a table cut off at the right edge (the score's terms, with where each comes from)
     otherwise reads as complete. The score's panel and the affinity bars are drawn first (scrolled to)."""
     page, problems = phone
+    unfold_all(page)  # the affinity bars are in the stage's folded part
     for panel, drawn in (("qk-dot", ".qk-terms"), ("affinity", "g.bar")):
         page.wait_for_function("""([panel, drawn]) => { const p = document.querySelector(`[data-panel="${panel}"]`);
             p.scrollIntoView(); return p.querySelector(drawn); }""", arg=[panel, drawn])
@@ -163,6 +164,7 @@ def test_panels_off_screen_catch_up_when_scrolled_into_view(laptop):
     """At a laptop's height, a slider redraws what is on screen at once; a panel far below
     shows the new numbers by the time the reader scrolls to it."""
     page, problems = laptop
+    unfold_all(page)  # the affinity bars are in the stage's folded part
     page.locator('[data-panel="attention-matrix"]').scroll_into_view_if_needed()
     page.select_option("#activation", "relu")
     set_range(page, "#temperature", 3.0)

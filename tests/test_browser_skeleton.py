@@ -308,7 +308,8 @@ def test_with_javascript_off_the_page_says_what_needs_it(browser, base_url, bund
         assert shown == 0, f"{shown} × {hidden} visible with JavaScript off"
     deferred = set(json.loads((bundle / build.PRERENDERED).read_text(encoding="utf-8")))
     panels = page.eval_on_selector_all("[data-panel]", """els => els.map((e) => ({
-        id: e.dataset.panel, says: getComputedStyle(e, '::before').content, shown: e.checkVisibility(),
+        id: e.dataset.panel, says: getComputedStyle(e, '::before').content,
+        shown: e.checkVisibility() || Boolean(e.closest('details:not([open])')),  // folded: shown when opened
         drawn: e.querySelectorAll('*:not(template)').length }))""")
     assert {p["id"] for p in panels} >= deferred, "a pre-rendered panel has no place on the page"
     for p in panels:

@@ -151,3 +151,55 @@ def test_one_click_to_the_trained_model_and_back(laptop):
     assert "designed by hand" in page.inner_text(".model-line")
     assert json.loads(page.get_attribute(MATRIX, "data-tokens"))[0] == "<s>"
     problems.assert_none()
+
+
+PAGE_TEXT_JS = """async () => {
+  // every pre-rendered panel shown, as a reader scrolling down would, nothing unfolded
+  for (let y = 0; y < document.documentElement.scrollHeight; y += 600) {
+    scrollTo(0, y); await new Promise((r) => setTimeout(r, 50)); }
+  await new Promise((r) => setTimeout(r, 800));
+  const clone = document.body.cloneNode(true);
+  for (const d of clone.querySelectorAll('details:not([open])'))
+    for (const c of [...d.children]) if (c.localName !== 'summary') c.remove();
+  for (const el of clone.querySelectorAll('svg, math, table, script, template, [hidden], noscript, select, dialog'))
+    el.remove();
+  const words = clone.textContent.split(/\\s+/).filter((w) => /[A-Za-z]{2,}/.test(w));
+  return { height: document.documentElement.scrollHeight, words: words.length,
+           open: document.querySelectorAll('details.more[open]').length };
+}"""
+
+
+def test_folded_the_page_is_nine_screens_and_1500_words_at_most(laptop):
+    """DESIGN.md's budget: with nothing unfolded, at 1280×800, at most 9 screens tall and 1,500 words of prose
+    (words with two letters or more, outside pictures, formulas and tables)."""
+    page, problems = laptop
+    reset_page(page)
+    # nothing unfolded, as a new reader finds it (earlier tests of this shared page opened some)
+    page.evaluate("() => { for (const d of document.querySelectorAll('details[open]')) d.open = false; }")
+    got = page.evaluate(PAGE_TEXT_JS)
+    assert got["open"] == 0
+    assert got["height"] <= 9 * 800, f"{got['height']} px: {got['height'] / 800:.1f} screens"
+    assert got["words"] <= 1500, got
+    # intuition before machinery: the lookup leads stage 2, the weight matrices are folded after it
+    order = page.evaluate("""() => ['why-qkv', 'projections'].map((id) => {
+        const el = document.querySelector(`[data-panel="${id}"]`);
+        return [el.closest('section.stage').id, Boolean(el.closest('details.more'))]; })""")
+    assert order == [["stage-projections", False], ["stage-projections", True]]
+    assert page.evaluate("""() => ['compare', 'head-multiples'].every((id) =>
+        document.querySelector(`[data-panel="${id}"]`).closest('section').id === 'research')""")
+    page.evaluate("scrollTo(0, 0)")
+    problems.assert_none()
+
+
+def test_a_link_to_a_folded_panel_unfolds_it(laptop):
+    page, problems = laptop
+    reset_page(page)
+    page.evaluate("location.hash = 'panel=ablation'")
+    page.wait_for_function("""(() => { const d = document.getElementById('more-ablation');
+        const r = document.querySelector('[data-panel="ablation"]').getBoundingClientRect();
+        return d.open && r.height > 0 && r.top < innerHeight && r.bottom > 0; })()""", timeout=10_000, polling=100)
+    # the stepper follows: the last stage, above the researcher's section, not "1 Input" (issue 35, item 8)
+    page.wait_for_function("document.querySelector('.stepper [aria-current=step]').dataset.value === '5'",
+                           timeout=10_000, polling=100)
+    page.evaluate("location.hash = ''")
+    problems.assert_none()

@@ -15,7 +15,7 @@ import build
 from attention_explorer import core
 from attention_explorer.models import minilm
 from attention_explorer.models.trained import PLAIN_NAMES
-from conftest import PageProblems, cut_choices, open_page, scroll_to, wait_ready
+from conftest import PageProblems, cut_choices, open_page, scroll_to, unfold_all, wait_ready
 from test_browser_skeleton import heatmap_weights, wait_matrix
 
 pytestmark = pytest.mark.browser
@@ -51,6 +51,7 @@ def trained(browser, base_url):
     wait_ready(page)
     before = list(urls)
     # first through the comparison card: it downloads the model without switching to it
+    unfold_all(page)
     page.evaluate("document.getElementById('compare-card').scrollIntoView()")
     page.locator('[data-panel="compare"] [data-action="load-model"]').click()
     page.wait_for_selector('[data-view="compare"]:not([data-verdict="not-loaded"])', timeout=DOWNLOAD_TIMEOUT_MS)
@@ -207,7 +208,7 @@ def test_every_head_rollout_and_ablation_on_the_trained_model(trained):
     on = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=scale, causal=False, activation="gelu"))
 
     scroll_to(page, "head-grid-card")
-    page.wait_for_selector('[data-view="head-grid"][data-layers="6"][data-heads="12"]')
+    page.wait_for_selector('[data-panel="head-grid"]:not([data-outdated]) [data-view="head-grid"][data-layers="6"][data-heads="12"]')
     assert page.locator('[data-view="head-grid"] button[data-event="pick_head"]').count() == 72
     assert page.locator('[data-view="head-grid"] button.is-off').count() == 1
     assert page.get_attribute('[data-view="head-grid"] button[data-value="0,0"]', "class").count("is-off") == 1

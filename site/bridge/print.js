@@ -3,7 +3,10 @@
 // drawing only what is on screen. A print from the browser's menu cannot wait: it prints what is drawn,
 // and the panels not drawn say how to print them (style.css, @media print). Not on the embed page.
 //
-// State: printing, true while printEverything draws every panel and the dialog is open.
+// Every folded part (details.more) is printed open, and folded again after.
+//
+// State: printing, true while printEverything draws every panel and the dialog is open;
+//        unfolded, the folded parts a print opened (closed again after it).
 
 import { $, EMBED, root } from "./page.js";
 import { showLoadedPrerendered, showPrerendered } from "./prerendered.js";
@@ -12,6 +15,16 @@ import { holdViewport, reportViewport } from "./viewport.js";
 
 const PRINT_WAIT_MS = 15000; // drawing every panel takes a second or two; past this, print what is there
 let printing = false;
+let unfolded = [];
+
+function unfoldForPrint() {
+  unfolded = [...unfolded, ...document.querySelectorAll("details.more:not([open]), details.more-inline:not([open])")];
+  for (const d of unfolded) d.open = true;
+}
+function foldAfterPrint() {
+  for (const d of unfolded) d.open = false;
+  unfolded = [];
+}
 
 async function printEverything() {
   const button = $("print-all");
@@ -19,6 +32,7 @@ async function printEverything() {
   printing = true;
   holdViewport(true);
   if (button) { button.disabled = true; button.textContent = "Drawing every picture…"; }
+  unfoldForPrint();
   try {
     const panels = [...document.querySelectorAll("[data-panel]")];
     await showPrerendered(panels);
@@ -35,6 +49,7 @@ async function printEverything() {
     window.print(); // returns when the dialog closes
   } finally {
     printing = false;
+    foldAfterPrint();
     holdViewport(false);
     reportViewport();
   }
@@ -43,8 +58,11 @@ async function printEverything() {
 // A print from the browser's menu: what can be shown at once is, the pre-rendered pictures of panels
 // never near the screen that are still the current state's (not data-outdated).
 window.addEventListener("beforeprint", () => {
-  if (!printing) showLoadedPrerendered(document.querySelectorAll("[data-panel]:not([data-outdated])"));
+  if (printing) return;
+  unfoldForPrint();
+  showLoadedPrerendered(document.querySelectorAll("[data-panel]:not([data-outdated])"));
 });
+window.addEventListener("afterprint", () => { if (!printing) foldAfterPrint(); });
 
 if (!EMBED) {
   $("print-all")?.addEventListener("click", printEverything);

@@ -18,9 +18,17 @@ import { worker } from "./worker.js";
 let ownTarget = null, ownSince = 0, ownTries = 0;
 let readerScrolled = false;
 
+// Open every folded part (<details>) el is in, and el itself if it is one: what a link or a tour step
+// names is shown, never left folded away.
+export function unfold(el) {
+  if (el.localName === "details") el.open = true;
+  for (let d = el.closest("details:not([open])"); d; d = d.parentElement?.closest("details:not([open])")) d.open = true;
+}
+
 export async function bringIntoView(id) {
   const el = $(id) || document.querySelector(`[data-panel="${CSS.escape(id)}"]`);
   if (!el || EMBED) return;
+  unfold(el);
   await showPrerenderedUpTo(el);
   for (const old of document.querySelectorAll(".is-focused-stage")) old.classList.remove("is-focused-stage");
   el.classList.add("is-focused-stage");
@@ -71,8 +79,12 @@ function scrollSettled() {
       scrollBelowStepper(ownTarget, "auto");
       return;
     }
+    // the chosen stage stays current; a panel a link or a tour step named makes its stage current (the
+    // stepper said "1 Input" beside the researcher's section, reached by a link)
+    const stage = stageSections().includes(ownTarget);
     ownTarget = null;
-    return; // the chosen stage stays current
+    if (!stage) followStage();
+    return;
   }
   // The reader scrolling while the page's own scroll runs cuts that scroll short, and its scrollend comes
   // at once, before the reader's scroll has moved the page: that one ends later, in a scrollend of its own,

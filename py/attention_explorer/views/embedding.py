@@ -316,7 +316,7 @@ def _render_designed(state, computed) -> str:
 </section>
 <section class="emb-part">
 <h3>Where: positional encoding <math><mi>PE</mi><mo>(</mo><mi>pos</mi><mo>,</mo><mi>dim</mi><mo>)</mo></math></h3>
-<p class="emb-note" data-export-label="{esc(f"Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of x{subscript(q)} below.")}">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Left columns wiggle fast, right ones barely move. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
+<p class="emb-note" data-export-label="{esc(f"Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Attention itself is blind to word order (shuffle the vectors and each word pays the same attention to the same words): position codes are what tell “dog bites man” from “man bites dog”. Row {q} (outlined) is the right half of x{subscript(q)} below.")}">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Attention itself is blind to word order (shuffle the vectors and each word pays the same attention to the same words): position codes are what tell “dog bites man” from “man bites dog”. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
 {_positional_heatmap(state, computed, vmax)}
 </section>
 <section class="emb-part emb-part-wide">

@@ -430,5 +430,9 @@ def render(state, computed, *, tips_on_demand: bool = False) -> str:
              "under each block with their numbers, and every number is in the folded listing.")
     legend = scale_legend("−", "+", what="bar height and colour: negative (orange), 0, positive (blue); each row's "
                                            f"scale is printed next to its name. {hover}")
+    # the second sum and LayerNorm work as the first: folded, one click away (data-keep: open across redraws)
+    again = (f'<details{attr(class_="more-inline", data_keep="ln-after-ffn")}><summary>The same after the '
+             'feed-forward network: out = LayerNorm(h + FFN(h))</summary>'
+             f'{second}</details>')
     return (f'<div{attr(class_="ln-panel", data_view="layernorm", data_query=i)}>{heading}{legend}'
-            f'{first}{second}</div>')
+            f'{first}{again}</div>')

@@ -131,15 +131,7 @@ def render_qkv_lookup(state, computed, heads) -> str:
     return f"""<div class="qkv" data-view="qkv-lookup" data-head="{h}" data-query="{i}">
 <p class="qkv-lede">Think of one head as a lookup in a little table. The token <strong class="qkv-asker">{esc(qtok)}</strong>
 sends a <em>query</em>: the question this head asks. Every token answers with a <em>key</em>, a label saying what it is,
-and holds a <em>value</em>, what it hands over if chosen.
-In plain words, <strong class="qkv-head">{esc(ref)}</strong>: {esc(first_sentence)}</p>
-<div class="qkv-compare">
-<div class="qkv-card"><h4>Dictionary: hard lookup</h4><p><code>table[query]</code> returns the value of the one key that matches best, nothing of the others.</p></div>
-<div class="qkv-card"><h4>Attention: soft lookup</h4><p>Every key matches a little (score <math><msub><mi>q</mi><mi>i</mi></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>); a softmax turns scores into weights that sum to 100 %, and the answer is the weighted blend of all values.</p></div>
-</div>
-{_lookup_formula()}
-<p class="qkv-note" data-export-label="Match scores are the raw q{subscript(i)}·kⱼ; they are divided by √dₖ·T = {denom} before the softmax.">Match scores are the raw <math><msub><mi>q</mi><mn>{i}</mn></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>;
-they are divided by √d<sub>k</sub>·T = {denom} before the softmax. Hover or focus a number for its derivation.</p>
+and holds a <em>value</em>, what it hands over if chosen.</p>
 <div class="qkv-table-wrap">
 <table class="qkv-table">
 <caption>Query <strong>{esc(qtok)}</strong> (position {i}) looks up every key, {esc(ref)}</caption>
@@ -150,11 +142,20 @@ they are divided by √d<sub>k</sub>·T = {denom} before the softmax. Hover or f
 </table>
 </div>
 {legend_html("negative", "positive")}
+<details class="more-inline" data-keep="qkv-more"><summary>Hard or soft lookup, the formula, and this head in plain words</summary>
+<p class="qkv-plain">In plain words, <strong class="qkv-head">{esc(ref)}</strong>: {esc(first_sentence)}</p>
+<div class="qkv-compare">
+<div class="qkv-card"><h3>Dictionary: hard lookup</h3><p><code>table[query]</code> returns the value of the one key that matches best, nothing of the others.</p></div>
+<div class="qkv-card"><h3>Attention: soft lookup</h3><p>Every key matches a little (score <math><msub><mi>q</mi><mi>i</mi></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>); a softmax turns scores into weights that sum to 100 %, and the answer is the weighted blend of all values.</p></div>
+</div>
+{_lookup_formula()}
+<p class="qkv-note" data-export-label="Match scores are the raw q{subscript(i)}·kⱼ; they are divided by √dₖ·T = {denom} before the softmax.">Match scores are the raw <math><msub><mi>q</mi><mn>{i}</mn></msub><mo>·</mo><msub><mi>k</mi><mi>j</mi></msub></math>;
+they are divided by √d<sub>k</sub>·T = {denom} before the softmax. Hover or focus a number for its derivation.</p>
 <p class="qkv-summary">The soft lookup takes most from {top}. A hard lookup would return only
 <strong>{esc(toks[best]) if best is not None else "nothing"}</strong>. The soft weights change smoothly with the scores
 (none jumps from 0 to 100 % as a hard pick does), so a small change in a query or key changes the answer a little:
 that is what lets a model learn its queries and keys by gradient descent.</p>
-{sink}</div>"""
+{sink}</details></div>"""
 
 
 # ==========================================================================
