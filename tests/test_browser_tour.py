@@ -203,3 +203,41 @@ def test_a_link_to_a_folded_panel_unfolds_it(laptop):
                            timeout=10_000, polling=100)
     page.evaluate("location.hash = ''")
     problems.assert_none()
+
+
+def test_a_handout_is_the_first_screen_and_the_current_stage_in_four_pages_at_most(laptop):
+    """The footer's 'Print a handout': the first screen and the current stage's lead picture, drawn for the
+    state, on at most four A4 pages (the page as printed, with the classes the print set, made a PDF)."""
+    page, problems = laptop
+    reset_page(page)
+    page.click('.step[data-value="2"]')  # stage 3, scaled self-attention
+    page.wait_for_selector('[data-stage-detail="2"]')
+    page.evaluate("""() => { window.__printed = []; window.print = () => window.__printed.push({
+        html: document.documentElement.className,
+        stages: [...document.querySelectorAll('.is-handout-stage')].map((s) => s.id),
+        lead: [...document.querySelectorAll('.is-handout-stage > .card [data-panel]')].map((p) => [p.dataset.panel,
+              p.dataset.outdated !== undefined || Boolean(p.querySelector(':scope > template[data-prerendered]'))]) }); }""")
+    page.click("#print-handout")
+    page.wait_for_function("window.__printed.length === 1", timeout=30_000, polling=100)
+    printed = page.evaluate("window.__printed[0]")
+    assert "handout" in printed["html"].split() and printed["stages"] == ["stage-attention"]
+    assert printed["lead"] == [["qk-dot", False]], printed  # drawn for the state, not a placeholder
+    assert "handout" not in page.evaluate("document.documentElement.className")
+    page.evaluate("""() => { document.documentElement.classList.add('handout');
+        document.getElementById('stage-attention').classList.add('is-handout-stage'); }""")
+    page.emulate_media(media="print")  # page.pdf prints the emulated media (a test before may have set screen)
+    try:
+        pdf = page.pdf(format="A4", print_background=True)
+    finally:
+        page.evaluate("""() => { document.documentElement.classList.remove('handout');
+            document.getElementById('stage-attention').classList.remove('is-handout-stage'); }""")
+    try:
+        everything = page.pdf(format="A4", print_background=True)
+    finally:
+        page.emulate_media(media="screen")
+    pages = pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages")
+    all_pages = everything.count(b"/Type /Page") - everything.count(b"/Type /Pages")
+    print(f"handout: {pages} pages, the page printed whole: {all_pages}")
+    assert 1 <= pages <= 4 < all_pages, (pages, all_pages)
+    page.evaluate("scrollTo(0, 0)")
+    problems.assert_none()

@@ -3,7 +3,9 @@
 // drawing only what is on screen. A print from the browser's menu cannot wait: it prints what is drawn,
 // and the panels not drawn say how to print them (style.css, @media print). Not on the embed page.
 //
-// Every folded part (details.more) is printed open, and folded again after.
+// Every folded part (details.more) is printed open, and folded again after. A handout (the footer's other
+// button) prints only the first screen and the current stage's lead card, folded parts left folded
+// (html.handout, style.css).
 //
 // State: printing, true while printEverything draws every panel and the dialog is open;
 //        unfolded, the folded parts a print opened (closed again after it).
@@ -55,6 +57,36 @@ async function printEverything() {
   }
 }
 
+// The handout: the first screen's panels and the current stage's lead panels drawn for the state, then
+// printed with the rest of the page left out.
+async function printHandout() {
+  if (printing) return;
+  printing = true;
+  holdViewport(true);
+  const id = document.querySelector(".stepper [aria-current=step]")?.getAttribute("aria-controls");
+  const stage = id ? $(id) : null;
+  const lead = stage ? [...stage.querySelectorAll(":scope > .card [data-panel]")] : [];
+  const shown = [...document.querySelectorAll(".site-header [data-panel], .workspace [data-panel]"), ...lead];
+  try {
+    await showPrerendered(lead);
+    if (root.dataset.state !== "error") {
+      let waited = 0;
+      const limit = new Promise((resolve) => { waited = setTimeout(resolve, PRINT_WAIT_MS); });
+      await Promise.race([send({ type: "viewport", value: shown.map((el) => el.dataset.panel) }), limit]);
+      clearTimeout(waited);
+    }
+    root.classList.add("handout");
+    stage?.classList.add("is-handout-stage");
+    window.print();
+  } finally {
+    root.classList.remove("handout");
+    stage?.classList.remove("is-handout-stage");
+    printing = false;
+    holdViewport(false);
+    reportViewport();
+  }
+}
+
 // A print from the browser's menu: what can be shown at once is, the pre-rendered pictures of panels
 // never near the screen that are still the current state's (not data-outdated).
 window.addEventListener("beforeprint", () => {
@@ -66,6 +98,7 @@ window.addEventListener("afterprint", () => { if (!printing) foldAfterPrint(); }
 
 if (!EMBED) {
   $("print-all")?.addEventListener("click", printEverything);
+  $("print-handout")?.addEventListener("click", printHandout);
   document.addEventListener("keydown", (e) => {
     if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "p") {
       e.preventDefault();

@@ -164,15 +164,16 @@ def _special_role(i: int, n: int) -> str:
     return "start token" if i == 0 else "end token" if i == n - 1 else "special token"
 
 
-def _chip(i: int, token: str, n: int, query: int, special: bool, pinned: bool = False) -> str:
+def _chip(i: int, token: str, n: int, query: int, special: bool, pinned: bool = False, guessed: bool = False) -> str:
     classes = ("chip" + (" is-query" if i == query else "") + (" is-pinned" if pinned and i != query else "")
-               + (" is-special" if special else ""))
+               + (" is-special" if special else "") + (" is-guessed" if guessed else ""))
     what = f"{_special_role(i, n)} (special, not a word of the sentence)" if special else ""
     # said in hidden text, not aria-label: the accessible name must contain the visible "0<s>" as well
     said = f'<span class="sr-only">{esc(what)}: </span>' if special else ""
     pin = '<span class="sr-only"> (pinned)</span>' if pinned and i != query else ""
+
     # Shift/Ctrl-click or Shift+Enter pins it as one more query (the bridge sends data-pin-event, toggling it)
-    return (f'<button type="button"{attr(class_=classes, data_event="set_query", data_token_index=i, data_pin_event="set_pinned", aria_pressed="true" if i == query or pinned else "false", data_special=special or None, title=f"{token}: {what}" if special else None)}>'
+    return (f'<button type="button"{attr(class_=classes, data_event="set_query", data_token_index=i, data_pin_event="set_pinned", aria_pressed="true" if i == query or pinned else "false", data_special=special or None, title=f"{token}: {what}" if special else f"{token}: not in the lexicon, its features guessed" if guessed else None)}>'
             f'<span class="chip-index">{i}</span>{said}{esc(token)}{pin}</button>')
 
 
@@ -190,7 +191,9 @@ def _token_count(toks, special) -> str:
 def render_token_chips(state, computed) -> str:
     """The tokens as clickable chips; the query chip is pressed; special tokens are marked and named."""
     toks, special, pinned = computed.tokens, set(computed.run.special), set(state.pinned)
-    chips = "".join(_chip(i, t, len(toks), state.query, i in special, i in pinned) for i, t in enumerate(toks))
+    guessed = _guessed(computed)
+    chips = "".join(_chip(i, t, len(toks), state.query, i in special, i in pinned, i in guessed)
+                    for i, t in enumerate(toks))
     extra = sorted(pinned - {state.query})
     if extra:
         names = ", ".join(f"{toks[i]} ({i})" for i in extra)
@@ -201,7 +204,48 @@ def render_token_chips(state, computed) -> str:
     return (f'<div class="chips" role="group" aria-label="Tokens: choose the query (Shift-click or Shift+Enter '
             f'pins more)">{chips}</div>'
             f'<p class="token-count" data-token-count="{len(toks)}">{esc(_token_count(toks, special))} · query: '
-            f'<strong>{esc(toks[state.query])}</strong> (position {state.query}){selection}</p>')
+            f'<strong>{esc(toks[state.query])}</strong> (position {state.query}){selection}</p>'
+            f'{tokenisation_note(state, computed)}')
+
+
+GUESSED = "guessed from spelling"  # the designed model's tag for a word its lexicon lacks
+
+
+def _guessed(computed) -> set[int]:
+    return {i for i, tags in enumerate(computed.run.token_tags) if GUESSED in tags}
+
+
+def tokenisation_note(state, computed) -> str:
+    """What the tokens show that a reader would not expect, said where they show it: word pieces, [UNK],
+    lowercasing and dropped accents (a trained WordPiece model), or guessed features (the designed model's
+    small English lexicon). "" when nothing of that kind is in the sentence."""
+    import unicodedata
+
+    toks, notes = computed.tokens, []
+    if computed.embedding.learned:
+        pieces = [t for t in toks if t.startswith("##")]
+        if pieces:
+            notes.append(f"“##” marks a piece that continues the word before it ({', '.join(pieces[:3])}): the "
+                         "model's vocabulary has no entry for a rarer word as a whole, so it is split into "
+                         "pieces it has.")
+        if "[UNK]" in toks:
+            notes.append("[UNK] is a sign the vocabulary lacks (an emoji, a rare script): the model sees only "
+                         "“unknown”, nothing of what it was.")
+        text = state.text
+        accents = any(unicodedata.category(c) == "Mn" for c in unicodedata.normalize("NFD", text))
+        if any(c.isupper() for c in text) or accents:
+            notes.append("This model lowercases the text" + (" and drops accents (é becomes e)" if accents else "")
+                         + " before splitting it: it was trained that way (uncased), so “The” and “the” are one "
+                         "token to it.")
+    else:
+        guessed = [toks[i] for i in sorted(_guessed(computed))]
+        if guessed:
+            shown = ", ".join(f"“{t}”" for t in guessed[:4]) + ("…" if len(guessed) > 4 else "")
+            notes.append(f"{shown} {'is' if len(guessed) == 1 else 'are'} not in this model's small English "
+                         "lexicon: the features marked ? are guesses from the spelling (often “noun, "
+                         "singular”), so its heads may treat these words wrongly. Its words and grammar are "
+                         "English only.")
+    return "".join(f'<p class="token-note">{esc(n)}</p>' for n in notes)
 
 
 def render_pair_input(state) -> str:

@@ -385,8 +385,9 @@ def _blocks(computed, i: int) -> tuple[dict, dict]:
         dict(
             key="ln1", n="1", title="After attention: h = LayerNorm(x + MHA(x))",
             intro=("Attention does not replace the token's vector: its output MHA(x) is <em>added</em> to x "
-                   "(the residual connection), so the token keeps what it was and gains what it gathered. "
-                   "LayerNorm then re-centres the sum on 0 and rescales it to unit spread."),
+                   "(the residual connection), so the token keeps what it was and gains what it gathered, and a "
+                   "stack of many layers can be trained: each only adds a correction. LayerNorm then re-centres "
+                   "the sum on 0 and rescales it to unit spread, so the signal keeps its scale from layer to layer."),
             summands=((tr.x[i], "x", _x_note(computed)), (tr.attn_out[i], "MHA(x)", "attention output")),
             total=tr.resid1[i], mu=float(tr.ln1_mean[i]), sigma=float(tr.ln1_std[i]), out=tr.ln1[i],
             gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h", eps=tr.eps, model=computed.model),
