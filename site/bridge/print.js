@@ -28,6 +28,16 @@ function foldAfterPrint() {
   unfolded = [];
 }
 
+// The panels drawn for the state (their pre-rendered pictures first), within PRINT_WAIT_MS.
+async function drawn(panels) {
+  await showPrerendered(panels);
+  if (root.dataset.state === "error") return;
+  let waited = 0;
+  const limit = new Promise((resolve) => { waited = setTimeout(resolve, PRINT_WAIT_MS); });
+  await Promise.race([send({ type: "viewport", value: panels.map((el) => el.dataset.panel) }), limit]);
+  clearTimeout(waited);
+}
+
 async function printEverything() {
   const button = $("print-all");
   if (printing) return;
@@ -36,14 +46,7 @@ async function printEverything() {
   if (button) { button.disabled = true; button.textContent = "Drawing every picture…"; }
   unfoldForPrint();
   try {
-    const panels = [...document.querySelectorAll("[data-panel]")];
-    await showPrerendered(panels);
-    if (root.dataset.state !== "error") {
-      let waited = 0;
-      const limit = new Promise((resolve) => { waited = setTimeout(resolve, PRINT_WAIT_MS); });
-      await Promise.race([send({ type: "viewport", value: panels.map((el) => el.dataset.panel) }), limit]);
-      clearTimeout(waited);
-    }
+    await drawn([...document.querySelectorAll("[data-panel]")]);
   } finally {
     if (button) { button.disabled = false; button.textContent = "Print every picture"; }
   }
@@ -66,15 +69,8 @@ async function printHandout() {
   const id = document.querySelector(".stepper [aria-current=step]")?.getAttribute("aria-controls");
   const stage = id ? $(id) : null;
   const lead = stage ? [...stage.querySelectorAll(":scope > .card [data-panel]")] : [];
-  const shown = [...document.querySelectorAll(".site-header [data-panel], .workspace [data-panel]"), ...lead];
   try {
-    await showPrerendered(lead);
-    if (root.dataset.state !== "error") {
-      let waited = 0;
-      const limit = new Promise((resolve) => { waited = setTimeout(resolve, PRINT_WAIT_MS); });
-      await Promise.race([send({ type: "viewport", value: shown.map((el) => el.dataset.panel) }), limit]);
-      clearTimeout(waited);
-    }
+    await drawn([...document.querySelectorAll(".site-header [data-panel], .workspace [data-panel]"), ...lead]);
     root.classList.add("handout");
     stage?.classList.add("is-handout-stage");
     window.print();
