@@ -340,6 +340,89 @@ def write_models(dist: Path, cache: Path = CACHE) -> dict:
             for spec in _trained_specs()}
 
 
+# --------------------------------------------------------------------------- credits
+
+CREDITS = "credits.html"  # every redistributed component: version, source, licence (footer of every page)
+LICENSES_DIR = "licenses"  # inside dist/: the licence texts shipped with the bundle
+
+
+def _credit_rows(specs) -> list[tuple]:
+    """(component, version, what it does here, source URL, licence, licence text in dist/ or "")."""
+    pins = {g["name"]: g for g in _load_pins()}
+    v = lambda name: pins[name]["version"]  # noqa: E731
+    rows = [
+        ("Attention Explorer", "this build", "the page, its Python and its views",
+         "the repository this page was built from", "MIT", f"{LICENSES_DIR}/attention-explorer-LICENSE.txt"),
+        ("Pyodide", v("pyodide"), "CPython compiled to WebAssembly, its loader and standard library",
+         f"https://github.com/pyodide/pyodide/tree/{v('pyodide')}", "MPL-2.0",
+         "https://github.com/pyodide/pyodide/blob/main/LICENSE"),
+        ("CPython (in Pyodide)", "3.12", "the Python interpreter and standard library",
+         "https://www.python.org/", "PSF-2.0", "https://docs.python.org/3/license.html"),
+        ("NumPy", v("numpy"), "every array computation", "https://numpy.org/", "BSD-3-Clause",
+         f"{LICENSES_DIR}/numpy-LICENSE.txt"),
+        ("PyScript", v("pyscript"), "runs the Python worker in the page",
+         f"https://github.com/pyscript/pyscript/tree/{v('pyscript')}", "Apache-2.0",
+         "https://github.com/pyscript/pyscript/blob/main/LICENSE"),
+        ("CodeMirror 6", f"in PyScript {v('pyscript')}", "the code editor",
+         "https://codemirror.net/", "MIT", "https://github.com/codemirror/dev/blob/main/LICENSE"),
+    ]
+    for spec in specs:
+        rows.append((spec.name, f"wheel {pins[spec.pins]['version']}", "the trained model (downloaded when chosen)",
+                     spec.source, "Apache-2.0", f"{MODELS_DIR}/{spec.card}"))
+    return rows
+
+
+def write_credits(dist: Path, cache: Path = CACHE) -> None:
+    """dist/credits.html and the licence texts it links that the bundle can carry (the project's, NumPy's
+    from its pinned wheel); the others are linked at their source."""
+    import html
+
+    folder = dist / LICENSES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(ROOT / "LICENSE", folder / "attention-explorer-LICENSE.txt")
+    wheel = cached_file("numpy", next(n for n in next(g for g in _load_pins() if g["name"] == "numpy")["files"]),
+                        cache)
+    with zipfile.ZipFile(wheel) as z:
+        name = next(n for n in z.namelist() if n.endswith(".dist-info/LICENSE.txt"))
+        (folder / "numpy-LICENSE.txt").write_bytes(z.read(name))
+    def row(component, version, what, source, licence, text):
+        link = f' (<a href="{html.escape(text)}">text</a>)' if text else ""
+        where = (f'<a href="{html.escape(source)}">{html.escape(source)}</a>' if source.startswith("https://")
+                 else html.escape(source))
+        return (f'<tr><th scope="row">{html.escape(component)}</th><td>{html.escape(version)}</td>'
+                f'<td>{html.escape(what)}</td><td>{where}</td>'
+                f'<td>{html.escape(licence)}{link}</td></tr>')
+
+    rows = "".join(row(*r) for r in _credit_rows(_trained_specs()))
+    (dist / CREDITS).write_text(f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>Attention Explorer: credits and licences</title>
+<link rel="icon" href="favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="style.css">
+</head>
+<body>
+<main class="layout credits">
+<h1>Credits and licences</h1>
+<p>Attention Explorer is free software under the MIT licence. It ships, unchanged, the components below,
+each under its own licence; the trained model's weights are converted to 8-bit integers by the build.</p>
+<div class="table-scroll" tabindex="0" role="group" aria-label="Components">
+<table class="credits-table">
+<thead><tr><th scope="col">Component</th><th scope="col">Version</th><th scope="col">What it does here</th>
+<th scope="col">Source</th><th scope="col">Licence</th></tr></thead>
+<tbody>{rows}</tbody>
+</table>
+</div>
+<p><a href="./">Back to the explorer</a></p>
+</main>
+</body>
+</html>
+""", encoding="utf-8")
+
+
 # --------------------------------------------------------------------------- bundle
 
 
@@ -515,6 +598,7 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
     css += [p.read_text(encoding="utf-8") for p in sorted((SITE / "css").glob("*.css"))]
     (dist / "style.css").write_text("\n".join(css), encoding="utf-8")
     model_files = write_models(dist, cache)
+    write_credits(dist, cache)
     runtime_bytes, numpy_integrity = runtime_counted_bytes(dist), numpy_wheel_integrity(dist)
     for name in TEMPLATES:
         (dist / name).write_text(render_page(name, model_files, runtime_bytes, numpy_integrity), encoding="utf-8")

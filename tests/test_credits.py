@@ -1,0 +1,43 @@
+"""A licence and credits (issue 37, item 1): the project's MIT LICENSE, and dist/credits.html naming every
+redistributed component with its version, source and licence, linked from every page's footer."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from markup_tree import parse
+
+import build
+from attention_explorer import models
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_project_is_mit_licensed():
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License") and "Permission is hereby granted, free of charge" in text
+
+
+def test_the_credits_name_every_shipped_component_with_its_version_and_licence(bundle):
+    tree = parse((bundle / build.CREDITS).read_text(encoding="utf-8"))
+    rows = {r.find_all("th")[0].all_text(): [td.all_text() for td in r.find_all("td")]
+            for r in tree.find_all("tr") if r.find_all("td")}
+    pins = {g["name"]: g for g in json.loads((ROOT / "runtime-pins.json").read_text(encoding="utf-8"))["groups"]}
+    shipped = {"pyodide": "Pyodide", "numpy": "NumPy", "pyscript": "PyScript"}
+    assert {g for g, p in pins.items() if p.get("dest")} == set(shipped), "a new shipped group needs its credit"
+    for group, name in shipped.items():
+        assert rows[name][0] == pins[group]["version"], name
+    for model in models.TRAINED_MODELS:
+        assert pins[model.spec.pins]["version"] in rows[model.spec.name][0]
+    assert {"CPython (in Pyodide)", "CodeMirror 6", "Attention Explorer"} <= set(rows)
+    assert all(row[-1] for row in rows.values()), "every component names its licence"
+    for a in tree.find_all("a"):
+        href = a.attrs["href"]
+        if not href.startswith(("https://", "./")):
+            assert (bundle / href).is_file(), f"the credits link {href}, which the bundle lacks"
+
+
+def test_every_page_links_the_credits(bundle):
+    for page in ("index.html", "embed.html"):
+        links = [a.attrs.get("href") for a in parse((bundle / page).read_text(encoding="utf-8")).find_all("a")]
+        assert build.CREDITS in links, page
