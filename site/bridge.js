@@ -74,6 +74,7 @@ import "./bridge/print.js";
 import "./bridge/tooltips.js";
 import "./bridge/keys.js";
 import "./bridge/embed.js";
+import "./bridge/present.js";
 
 const BOOT_TIMEOUT_MS = 180000; // a slow phone may take a minute; after this, say so
 

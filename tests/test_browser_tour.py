@@ -241,3 +241,30 @@ def test_a_handout_is_the_first_screen_and_the_current_stage_in_four_pages_at_mo
     assert 1 <= pages <= 4 < all_pages, (pages, all_pages)
     page.evaluate("scrollTo(0, 0)")
     problems.assert_none()
+
+
+def test_present_mode_puts_sentence_sliders_and_heatmap_on_a_projectors_screen(laptop):
+    """1280×720 at 150 % is a window of 853×480: with Present pressed, the sentence, the T and √d_k sliders
+    and the query's whole heatmap row are all in it; Escape goes back."""
+    page, problems = laptop
+    reset_page(page)
+    page.set_viewport_size({"width": 853, "height": 480})
+    try:
+        page.click("#present-toggle")
+        assert page.get_attribute("#present-toggle", "aria-pressed") == "true"
+        page.wait_for_function("scrollY === 0", polling=100)
+        for sel in ("#tokens", "#temperature", "#dk-scale"):
+            box = in_view(page, sel)
+            assert 0 <= box["top"] and box["bottom"] <= 480, (sel, box)
+        query = page.evaluate(f"document.querySelector('{MATRIX}').dataset.query")
+        rows = page.evaluate(f"""(q) => [...document.querySelectorAll('{MATRIX} rect[data-i="' + q + '"]')]
+            .map((c) => {{ const r = c.getBoundingClientRect(); return [r.top, r.bottom, r.right]; }})""", query)
+        assert rows and all(0 <= top and bottom <= 480 and right <= 853 for top, bottom, right in rows), rows
+        assert page.evaluate("document.documentElement.scrollWidth") <= 853
+        page.keyboard.press("Escape")
+        page.wait_for_function("!document.documentElement.classList.contains('present')", polling=100)
+        assert page.get_attribute("#present-toggle", "aria-pressed") == "false"
+    finally:
+        page.evaluate("document.documentElement.classList.remove('present')")
+        page.set_viewport_size({"width": 1280, "height": 800})
+    problems.assert_none()
