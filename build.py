@@ -427,7 +427,7 @@ each under its own licence; the trained model's weights are converted to 8-bit i
 
 
 def python_sources() -> list[str]:
-    """The package's modules, relative to py/ (e.g. attention_explorer/core.py); all are copied to dist/."""
+    """The package's modules, relative to py/ (e.g. attention_explorer/core.py)."""
     pkg = PY_SRC / "attention_explorer"
     return sorted(p.relative_to(PY_SRC).as_posix() for p in pkg.rglob("*.py"))
 
@@ -438,6 +438,13 @@ def startup_sources() -> list[str]:
 
 
 STARTUP_BUNDLE = "py/startup.zip"  # under dist/: startup_sources() and their bytecode (startup_bundle)
+# The modules shipped as files under dist/py/: the worker's main script (PyScript compiles it from source)
+# and the trained model's own, fetched with its weights; every other module arrives in STARTUP_BUNDLE.
+WORKER_MAIN = "attention_explorer/worker_main.py"
+
+
+def shipped_sources() -> list[str]:
+    return [WORKER_MAIN, *TRAINED_ONLY_MODULES]
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # members of zips we write: no build time in them (the same input, the same bytes)
 
 
@@ -578,7 +585,7 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
         dst = dist / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
-    for rel in python_sources():
+    for rel in shipped_sources():
         dst = dist / "py" / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(PY_SRC / rel, dst)
