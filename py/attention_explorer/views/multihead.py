@@ -144,7 +144,9 @@ def render(state, computed, heads) -> str:
             f'{multihead_formula(has_bias)}'
             f'<p class="mh-lede">For the query <bdi class="q-name">{esc(clip_label(q_tok, 20))}</bdi>: each of the {n_heads} heads '
             f'returns its own context vector of d_head = {d_head} numbers. Side by side they are the concatenation, '
-            f'{n_heads} × {d_head} = d_model = {d_model} numbers.</p>'
+            f'{n_heads} × {d_head} = d_model = {d_model} numbers. Why not one head of {d_model}? One softmax gives '
+            f'one row of weights, a single blend; {n_heads} heads, each in its own {d_head} dimensions, look '
+            f'{n_heads} ways at once for the same cost.</p>'
             f'{_concat_step(trace, i, heads, q_tok)}'
             f'{_projection_step(params, n_heads, d_head, has_bias)}'
             f'{_output_step(trace, i, q_tok, has_bias)}</div>')
