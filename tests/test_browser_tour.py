@@ -8,6 +8,7 @@ with the card open. The right answers are read off the heatmap the page shows, n
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -267,4 +268,26 @@ def test_present_mode_puts_sentence_sliders_and_heatmap_on_a_projectors_screen(l
     finally:
         page.evaluate("document.documentElement.classList.remove('present')")
         page.set_viewport_size({"width": 1280, "height": 800})
+    problems.assert_none()
+
+
+def test_each_stage_leads_with_three_sentences_at_most(laptop):
+    """Each stage's lead card opens with its lede (the prose above its picture; the picture's own labels and
+    captions are part of it): at most three sentences, for every stage, on the designed model."""
+    page, problems = laptop
+    reset_page(page)
+    ledes = page.evaluate("""async () => {
+        const out = {};
+        for (const s of document.querySelectorAll('section.stage')) {
+            s.scrollIntoView(); await new Promise((r) => setTimeout(r, 300));
+            const p = [...s.querySelectorAll(':scope > .card [data-panel] p')]
+                .find((el) => /(-lede|-intro)\\b/.test(el.className) && !el.closest('details'));
+            out[s.id] = p ? p.textContent.replace(/\\s+/g, ' ').trim() : null;
+        }
+        scrollTo(0, 0);
+        return out; }""")
+    assert len(ledes) == 6 and all(ledes.values()), ledes
+    for stage, text in ledes.items():
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z“'])", text) if s]
+        assert len(sentences) <= 3, (stage, sentences)
     problems.assert_none()
