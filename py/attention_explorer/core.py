@@ -745,9 +745,8 @@ def head_mask_for(ablated, layer, n_heads):  # ((layer, head), ...), int, int ->
 
 
 def run_block(x, params, n_heads, settings, *, layer=0, eps=1e-5, qkv=None):  # [n, d_model] -> BlockTrace
-    # transformer_block of layer `layer` (0-based) under the settings of a forward pass
-    x = _float("x", x, ndim=2)
+    # transformer_block of layer `layer` (0-based) under the settings of a forward pass (it checks x)
     return transformer_block(
         x, params, n_heads, temperature=settings.temperature, scale=settings.dk_scale,
-        mask=causal_mask(x.shape[0]) if settings.causal else None, activation=settings.activation, eps=eps,
+        mask=causal_mask(len(x)) if settings.causal else None, activation=settings.activation, eps=eps,
         qkv=qkv, head_mask=head_mask_for(settings.ablated, layer, n_heads), attention_fn=settings.attention_fn)

@@ -16,7 +16,7 @@ import importlib
 
 from . import state as st, tokens
 from .fields import BY_NAME, LAYER_STAGES, MODEL_INPUTS, PANEL_IDS
-from .views import attention_matrix, code as code_view, controls, share, stepper, tour as tour_view
+from .views import attention_matrix, code as code_view, controls, share, stepper
 from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
 
@@ -50,10 +50,10 @@ class _Later:
 # patch fields written out): a read at import would load the module then (tests/test_page.py checks).
 LATER = ("views.affinity", "views.compare", "views.embedding", "views.explain", "views.ffn", "views.layernorm",
          "views.multihead", "views.projections", "views.qk_dot", "views.routing", "views.why", "head_patterns",
-         "views.head_grid", "views.aggregates", "views.ablation", "views.pairs", "pairs")
+         "views.head_grid", "views.aggregates", "views.ablation", "views.pairs", "pairs", "views.tour")
 (affinity, compare, embedding, explain, ffn, layernorm, multihead, projections, qk_dot, routing, why,
- head_patterns, head_grid, aggregates, ablation, pairs_view, pairs) = (_Later(f"{__package__}.{m}")
-                                                                       for m in LATER)
+ head_patterns, head_grid, aggregates, ablation, pairs_view, pairs, tour_view) = (_Later(f"{__package__}.{m}")
+                                                                                 for m in LATER)
 
 
 def warm_up() -> None:

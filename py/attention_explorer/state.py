@@ -398,11 +398,12 @@ def _with_model(state, model_id: str):
         raise InputError(f"The {description(model_id).name} is not loaded yet; choose it in the Model menu "
                          "to download it.", field="model")
     d = description(model_id)
-    new = dataclasses.replace(state, model=model_id, dk_scale=d.true_dk_scale,
-                              layer=min(state.layer, d.n_layers - 1))
     if d.showcase is not None:
-        new = dataclasses.replace(new, layer=d.showcase[0])
-    new = dataclasses.replace(new, head=d.showcase[1] if d.showcase else min(state.head, len(d.heads[new.layer]) - 1),
+        layer, head = d.showcase
+    else:
+        layer = min(state.layer, d.n_layers - 1)
+        head = min(state.head, len(d.heads[layer]) - 1)
+    new = dataclasses.replace(state, model=model_id, dk_scale=d.true_dk_scale, layer=layer, head=head,
                               activation=state.activation if state.activation in d.activations
                               else d.activations[0], ablated=())  # another model's heads
     if new.pair_text:
