@@ -69,3 +69,12 @@ def parse(markup) -> Node:
 
 def by_class(root, cls, tag=None):
     return [n for n in root.iter() if n.has_class(cls) and (tag is None or n.tag == tag)]
+
+
+def inside(node, tag=None, cls=None) -> bool:
+    """Whether node is, or sits in, an element with this tag or class (e.g. an svg, a .figure)."""
+    while node is not None:
+        if (tag and node.tag == tag) or (cls and node.has_class(cls)):
+            return True
+        node = node.parent
+    return False

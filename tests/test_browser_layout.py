@@ -64,11 +64,20 @@ def test_the_status_line_keeps_its_height_from_loading_to_ready(request, window)
 
 def test_a_figure_that_scrolls_sideways_says_so(phone):
     """On a phone the heatmap is marked when (and only when) it is wider than the screen, and then says,
-    above itself, that it scrolls sideways: where a reader looking at its cut-off right edge reads it first."""
+    above itself, that it scrolls sideways: where a reader looking at its cut-off right edge reads it first.
+    The note that its numbers are rounded is not in what scrolls: it wraps to the screen, read whole."""
     page, problems = phone
-    look = """(() => { const f = document.querySelector('[data-panel="attention-matrix"]');
+    look = """(() => { const f = document.querySelector('[data-panel="attention-matrix"] .figure');
         return [f.scrollWidth > f.clientWidth + 1, f.classList.contains('is-scrollable'),
                 getComputedStyle(f, '::before').content]; })()"""
+    # the rounding note: [its box's left and right, in a box that scrolls sideways, cut off inside itself]
+    note = """(() => { const p = document.querySelector('[data-panel="attention-matrix"] p.rounding-note');
+        if (!p) return null;
+        const r = p.getBoundingClientRect();
+        let scrolls = false;
+        for (let e = p.parentElement; e; e = e.parentElement)
+            scrolls ||= ['auto', 'scroll'].includes(getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 1;
+        return [r.left, r.right, scrolls, p.scrollWidth > p.clientWidth + 1, p.textContent]; })()"""
     long = "The old man who lived by the sea told the children a story about the storm that broke the pier"
     for text in (model.DEFAULT_TEXT, long):
         page.fill("#tokens", text)
@@ -77,6 +86,10 @@ def test_a_figure_that_scrolls_sideways_says_so(phone):
         wide, marked, cue = page.evaluate(look)
         assert wide == marked, f"{len(text.split())} words: wider than the screen {wide}, marked {marked}"
         assert ("Scroll sideways" in cue) == wide, cue
+        if text == model.DEFAULT_TEXT:  # its cells print numbers, so the note is there
+            left, right, scrolls, cut, words = page.evaluate(note)
+            assert "rounded on its own" in words
+            assert 0 <= left and right <= PHONE["width"] and not scrolls and not cut, (left, right, scrolls, cut)
     assert wide, "20 words fit a 360 px screen: this test no longer shows the cue"
     page.fill("#tokens", model.DEFAULT_TEXT)
     page.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length"

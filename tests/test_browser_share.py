@@ -286,6 +286,7 @@ def test_an_exported_heatmap_names_its_sentence_head_and_labels(live):
     assert "designed by hand, not learned from data" in " ".join(texts)
     for token in tok.tokenize(model.DEFAULT_TEXT):
         assert token in texts, f"the heatmap's label {token!r}"
+    assert "each rounded on its own" in " ".join(texts), "the file says its cells' numbers are rounded"
     live.click("#reset")
     wait_matrix(live, head="0", temperature="1")
 

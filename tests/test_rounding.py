@@ -2,7 +2,8 @@
 
 Each label is an honest rounding of its own weight: 100·w rounded half up, "<1" for a weight above 0
 but under 0.5 %, "0" for a weight of exactly 0. Equal weights read the same; nothing is adjusted to
-make a row add up to 100, and the heatmap's legend says a row may therefore not add up to exactly 100.
+make a row add up to 100, and a note under the heatmap (outside the part that scrolls sideways on a
+phone) says a row may therefore not add up to exactly 100; so does every other picture printing them.
 
 Expected labels are derived here from the weight's exact value (decimal.Decimal(w) or
 fractions.Fraction(w), both exact for a float), never from the code under test.
@@ -21,7 +22,7 @@ from attention_explorer import state as st
 from attention_explorer.models import designed as model
 from attention_explorer.views import attention_matrix as am
 from attention_explorer.views.markup import percent_label, percent_labels
-from markup_tree import parse
+from markup_tree import inside, parse
 
 HALF = Fraction(1, 2)
 
@@ -189,31 +190,32 @@ def test_the_mean_row_reads_honest_labels_too():
     assert got == [by_decimal(w) for w in mean]
 
 
-def _legend_note(markup: str) -> tuple[list, float, float]:
-    root = parse(markup)
-    svg = next(e for e in root.iter() if e.tag == "svg" and e.attrs.get("data-view") == "attention-matrix")
-    _, _, width, height = map(float, svg.attrs["viewbox"].split())
-    return [e for e in svg.iter() if e.has_class("legend-note")], width, height
+def _rounding_notes(markup: str) -> list:
+    return [e for e in parse(markup).iter() if e.has_class("rounding-note")]
 
 
 @pytest.mark.parametrize("text", [model.DEFAULT_TEXT, "Hello", "cat sat", "a b c d e f g h i j k l m"])
-def test_the_legend_says_the_numbers_are_rounded_and_may_not_add_up_to_100(text):
+def test_the_note_under_the_heatmap_says_the_numbers_are_rounded_and_may_not_add_up_to_100(text):
+    """One paragraph after the picture: outside the .figure that scrolls sideways on a phone (and outside
+    the svg), so at 360 px it wraps to the screen instead of scrolling off with the picture's right side."""
     s = st.apply_event(st.State(), {"type": "set_text", "value": text})
     markup = am.render(s, st.compute(s), model.HEADS)
-    note, width, height = _legend_note(markup)
-    words = " ".join(e.all_text() for e in note)
+    assert cell_values(markup), "premise: the cells print numbers"
+    (note,) = _rounding_notes(markup)
+    words = note.all_text()
     assert "rounded" in words and "percentages" in words and "not add up to exactly 100" in words
     assert "<1" in words, "it says what <1 means"
-    for e in note:  # inside the picture: at ~6 px a character of 11 px text (it averages ~5.5)
-        x, y = float(e.attrs["x"]), float(e.attrs["y"])
-        assert 0 <= x and x + 6.0 * len(e.all_text()) <= width and y + 4 <= height, (e.all_text(), width, height)
+    assert note.tag == "p" and not inside(note, cls="figure") and not inside(note, tag="svg")
+    (svg,) = parse(markup).find_all("svg", data_view="attention-matrix")
+    assert inside(svg, cls="figure"), "the picture itself still scrolls in its .figure"
+    assert "rounded" not in svg.all_text(), "said once, where a phone shows it whole"
 
 
 def test_no_rounding_note_when_the_cells_carry_no_numbers():
     """A long sentence's cells are too small for numbers: there is nothing rounded to explain."""
     s = st.apply_event(st.State(), {"type": "set_text", "value": " ".join(["word"] * 20)})
     markup = am.render(s, st.compute(s), model.HEADS)
-    assert not cell_values(markup) and not _legend_note(markup)[0]
+    assert not cell_values(markup) and not _rounding_notes(markup)
 
 
 def test_the_table_caption_says_its_numbers_are_rounded():
@@ -232,3 +234,51 @@ def test_no_view_writes_a_small_weights_label_as_markup():
     assert sum(v.count("&lt;1") for v in panels.values()) > 0, "premise: some label reads <1"
     raw = {pid: len(re.findall(r"<1", markup)) for pid, markup in panels.items() if re.search(r"<1", markup)}
     assert raw == {}, f"a '<1' label went into markup unescaped: {raw}"
+
+
+# --------------------------------------------------------------------------
+# every other picture that prints whole percentages of a row says they are rounded
+# --------------------------------------------------------------------------
+
+SAYS_ROUNDED = ("rounded on its own", "not add up to exactly 100")
+
+
+def _says_rounded(words: str) -> bool:
+    words = " ".join(words.split())
+    return all(phrase in words for phrase in SAYS_ROUNDED)
+
+
+def _panels(**changes) -> dict:
+    from attention_explorer import page
+
+    return page.render_panels(dataclasses.replace(st.State(), **changes), {"affinity", "routing", "why-scale"})
+
+
+def test_the_affinity_bars_say_their_percentages_are_rounded_and_a_saved_figure_keeps_it():
+    root = parse(_panels()["affinity"])
+    bars = [e.all_text() for e in root.iter() if e.has_class("bar-value") and not e.has_class("is-masked")]
+    assert any(b.endswith(" %") for b in bars), "premise: band 3 prints whole percentages"
+    (caption,) = [e for e in root.iter() if e.tag == "p" and e.has_class("caption")]
+    assert _says_rounded(caption.all_text()) and not inside(caption, cls="figure")
+    assert _says_rounded(caption.attrs["data-export-label"]), "what a saved figure writes in the caption's place"
+
+
+@pytest.mark.parametrize("all_heads", [False, True])
+def test_the_routing_picture_says_its_percentages_are_rounded_when_it_prints_them(all_heads):
+    """One head: each key's weight is printed beside it, and the caption says they are rounded; all heads:
+    no numbers (the lines only), so nothing to explain."""
+    root = parse(_panels(routing_all_heads=all_heads)["routing"])
+    printed = [e.all_text() for e in root.iter() if e.has_class("key-pct")]
+    (caption,) = root.find_all("figcaption")
+    assert bool(printed) != all_heads, "premise: one head prints its weights, all heads do not"
+    assert _says_rounded(caption.all_text()) == (not all_heads)
+
+
+def test_the_why_scale_softmax_bars_say_their_percentages_are_rounded():
+    root = parse(_panels()["why-scale"])
+    (chart,) = root.find_all("svg", data_chart="softmax")
+    assert [e for e in chart.iter() if e.has_class("bar-pct")], "premise: the bars print whole percentages"
+    figure = chart.parent
+    assert figure.tag == "figure"
+    (note,) = [e for e in figure.children if e.has_class("rounding-note")]
+    assert _says_rounded(note.all_text())

@@ -18,7 +18,7 @@ import json
 import pytest
 
 import toy_model
-from markup_tree import by_class, parse
+from markup_tree import by_class, inside, parse
 from test_aggregates_core import ref_head_mean, ref_rollout
 
 from attention_explorer import state as st
@@ -313,3 +313,47 @@ def test_each_map_is_an_image_with_a_label_and_a_screen_reader_table(toy):
         assert len(stops) == 1 and stops[0].attrs["data-i"] == str(s.query)
     ids = [n.attrs["id"] for n in root.iter() if "id" in n.attrs]
     assert len(ids) == len(set(ids)), "no duplicate ids"
+
+
+# --------------------------------------------------------------------------
+# the printed percentages: honest, equal for equal weights, and said to be rounded
+# --------------------------------------------------------------------------
+
+def cell_labels(svg) -> list[str]:
+    return [text(e) for e in svg.iter() if e.has_class("cell-value")]
+
+
+def test_equal_weights_read_equal_labels_and_the_maps_say_a_row_may_not_add_up_to_100(toy, monkeypatch):
+    """Handmade maps (9 tokens): every mean weight 1/9 = 11.1 %, each rollout row eight times 12.5 % and a 0.
+    Each label is its own weight rounded half up, so equal weights read the same ("11" x 9 = 99; "13" x 8 =
+    104), not a largest-remainder share that would make some 12 and others 13 to add up to 100; and one
+    note under both maps says so."""
+    c = st.compute(toy)
+    n = len(c.tokens)
+    assert n == 9
+    monkeypatch.setattr(aggregates.core, "head_mean", lambda w: [[1 / 9] * n for _ in range(n)])
+    monkeypatch.setattr(aggregates.core, "attention_rollout", lambda ws, upto=None: [[0.125] * 8 + [0.0]] * n)
+    root = parse(aggregates.render(toy, c))
+    assert cell_labels(svg_of(root, "attention-mean")) == ["11"] * (n * n)
+    assert cell_labels(svg_of(root, "attention-rollout")) == (["13"] * 8 + ["0"]) * n
+    (note,) = by_class(root, "rounding-note")
+    words = text(note)
+    assert "rounded on its own" in words and "not add up to exactly 100" in words and "<1" in words
+
+
+def test_the_rounding_note_sits_outside_the_maps_that_scroll_sideways():
+    """The designed model's default sentence: both maps print numbers; the note is a paragraph after them,
+    in no svg and no .figure (on a phone it wraps to the screen instead of scrolling off with a map)."""
+    c, markup, root = draw(st.State())
+    for view in VIEWS:
+        assert cell_labels(svg_of(root, view)), f"premise: {view} prints its cells' percentages"
+    (note,) = by_class(root, "rounding-note")
+    assert note.tag == "p" and not inside(note, tag="svg") and not inside(note, cls="figure")
+
+
+def test_no_rounding_note_when_the_cells_print_no_numbers():
+    """20 tokens: the cells are too small for numbers, so there is nothing rounded to explain."""
+    s = st.apply_event(st.State(), {"type": "set_text", "value": " ".join(["word"] * 20)})
+    _, _, root = draw(s)
+    assert not any(cell_labels(svg_of(root, view)) for view in VIEWS)
+    assert not by_class(root, "rounding-note")

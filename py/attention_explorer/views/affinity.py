@@ -24,7 +24,7 @@ from __future__ import annotations
 from . import math as m
 from .attention_matrix import row_tips, size_style, softmax_pieces, strongest_key
 from .colors import viridis
-from .markup import attr, clip_label, data_num, esc, num, patch_op, pct, percent_labels
+from .markup import attr, clip_label, data_num, esc, num, patch_op, pct, percent_labels, rounding_note
 
 GUTTER = 44        # left margin: the axis labels ("0", "100 %")
 COL = 52           # px per key column: fits "−265.4" at 11 px written across...
@@ -344,9 +344,10 @@ def render(state, computed, heads, *, tips_on_demand: bool = False) -> str:
     pieces = softmax_pieces(trace.scaled_scores[h, i], trace.mask[i], trace.weights[h, i], check=not custom)
     # [n]: the same derivations as the heatmap's row i
     tips = None if tips_on_demand else row_tips(tokens, trace, h, i, pieces)
+    rounded = rounding_note("Band 3's numbers", "they")  # before "Hover or focus": a saved figure keeps it
     caption = ("Each band has its own vertical scale; the numbers carry the sizes. Blue bars are positive, "
-               "orange negative. Hover or focus a bar (arrow keys move along the keys, Tab to the next band) "
-               "to see how its weight is made.")
+               f"orange negative. {rounded} Hover or focus a bar (arrow keys move along the keys, Tab to the "
+               "next band) to see how its weight is made.")
     note = ('<p class="custom-badge" data-custom="true">Band 3 shows the weights your attention function '
             'made; the formula is the page\'s own softmax, shown for comparison.</p>' if custom else "")
     return (f'<div class="affinity">{note}{formula(tokens, trace, h, i, pieces)}'

@@ -20,7 +20,9 @@ row (g.mean-row[data-rows="1_5"], labelled "mean of N") holds their mean: rect.m
 data-mean-j and data-weight, never data-i. Row labels carry data-event="set_query"
 data-token-index=i. After each svg a table.sr-only holds the selected rows' numbers. The sentences
 in words are p.aggregates-says[data-says="mean"|"rollout"] and, when heads up to the layer are
-switched off, p.aggregates-ablated. Styles: site/css/aggregates.css (plus the heatmap's own).
+switched off, p.aggregates-ablated. When the cells print whole percentages (a short sentence), a
+p.rounding-note under both maps says each is rounded on its own, so a row may not add up to 100.
+Styles: site/css/aggregates.css (plus the heatmap's own).
 """
 from __future__ import annotations
 
@@ -29,9 +31,9 @@ import json
 import numpy as np
 
 from .. import core
-from .attention_matrix import LABEL, MIN_SCALE, cell_size, size_style, weight_legend
+from .attention_matrix import LABEL, MIN_SCALE, cell_size, shows_numbers, size_style, weight_legend
 from .colors import text_on, viridis, viridis_many
-from .markup import attr, clip_label, data_num, esc, patch_op, pct, percent_labels
+from .markup import attr, clip_label, data_num, esc, patch_op, pct, percent_labels, rounding_paragraph
 
 MEAN_GAP = 30      # viewBox units between the matrix and the selected queries' mean row (its caption sits there)
 LEGEND_H = 44      # below the last row: the 0-100 % scale
@@ -78,7 +80,7 @@ def _heatmap(view: str, tokens, matrix, mask, selected, query: int, *, aria: str
     mean_y = LABEL + size + MEAN_GAP
     bottom = (mean_y + cell) if multi else (LABEL + size)
     width, height = _map_width(n), bottom + LEGEND_H
-    show_numbers = cell >= 30 and n <= 14
+    show_numbers = shows_numbers(n)
     hatch, scale_id = f"{view}-masked", f"{view}-scale"
     any_hatched = any(not allowed[i][j] and rows[i][j] == 0.0 for i in range(n) for j in range(n))
     labels = [clip_label(t) for t in tokens]
@@ -379,6 +381,7 @@ def render(state, computed) -> str:
         f'<figure class="aggregates-map" style="{basis}"><figcaption>{esc(roll_title)}</figcaption>'
         f'<div class="figure">{roll_svg}</div>{roll_table}</figure>'
         "</div>"
+        f'{rounding_paragraph() if shows_numbers(n) else ""}'  # one note for both maps: they share n
         f"{says}{_ablated_note(run, layer)}"
         f"{_notes(n_layers, layer, n_heads, special_names)}"
         "</div>")

@@ -4,11 +4,12 @@ What it teaches: row i is where query token i looks. Each row is a softmax, so
 it sums to 100 %; colour is A_ij on a colour-blind-safe scale (viridis). A short
 sentence's cells also print A_ij as a whole percentage, each rounded on its own
 (markup.percent_label: "<1" above 0 but under 0.5 %), so equal weights read the
-same; the legend says that a row's numbers may then not add up to exactly 100. The
+same; a note under the heatmap says that a row's numbers may then not add up to exactly 100. The
 query row is outlined. Every cell is one hover or focus away from its
 derivation: Q_i·K_j, divided by √d_k·T, exp(· − row max), divided by the row
 sum. With a causal mask, cells right of the diagonal are hatched: a token may
-not look at the future.
+not look at the future. render() wraps the svg in a div.figure (it scrolls sideways on a phone) and puts
+the rounding note after it, p.rounding-note, where it wraps to the column.
 
 Hooks (tests and the bridge rely on them): the heatmap is
 svg[data-view="attention-matrix"] with data-head, data-temperature,
@@ -34,7 +35,7 @@ import json
 import numpy as np
 
 from .colors import HEAD_COLORS, text_on, viridis, viridis_many
-from .markup import attr, clip_label, data_num, esc, num, pct, percent_labels, table_on_request
+from .markup import attr, clip_label, data_num, esc, num, pct, percent_labels, rounding_paragraph, table_on_request
 
 CELL = 40          # px per cell in viewBox units (short sentences)
 MIN_CELL = 18      # ... shrinking to this for 32 tokens, so the matrix fits one page column
@@ -44,29 +45,17 @@ LEGEND_H = 44      # px below the grid for the 0-100 % legend
 MIN_SCALE = 0.9    # never draw smaller than 0.9 px per unit: 12-13 unit text stays >= 11 px (the
                    # figure scrolls sideways on a phone instead)
 THUMB_LEVELS = 40  # small multiples: colour steps (weights rounded to 2.5 %, invisible at thumbnail size)
-# Under a heatmap with numbers in its cells: each is rounded on its own (markup.percent_label), so equal
-# weights read the same, and a row need not add up to 100 on the page. The picture says so itself.
-ROUNDING_NOTE = ("Numbers in the cells are percentages, each rounded on its own (<1: above 0 but under 0.5 %), "
-                 "so a row may not add up to exactly 100.")
-NOTE_LINE_H = 14   # px per line of the note (11 px legend text)
-NOTE_CHAR_W = 6.2  # px per character of 11 px text, on the generous side: the note wraps before it overflows
-
-
-def wrap_words(text: str, width: float, char_w: float = NOTE_CHAR_W) -> list[str]:
-    """text in lines of at most width / char_w characters, broken between words (SVG text does not wrap)."""
-    most = max(1, int(width // char_w))
-    lines: list[str] = []
-    for word in text.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= most:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines
 
 
 def cell_size(n: int) -> int:
     """Cell side for an n-token matrix: 40 up to 14 tokens, then shrinking to 18 at 32."""
     return max(MIN_CELL, min(CELL, GRID_BUDGET // max(n, 1)))
+
+
+def shows_numbers(n: int, cell: int | None = None) -> bool:
+    """Whether an n-token heatmap prints each cell's whole percentage: only where the number fits its cell.
+    Its rounding note (markup.rounding_paragraph) goes with it."""
+    return (cell or cell_size(n)) >= 30 and n <= 14
 
 
 def size_style(width: float, height: float = 0) -> str:
@@ -198,10 +187,9 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     any_masked = not bool(np.all(mask))
     rows = sorted({query, *pinned}) if pinned else []  # the selected queries, when more than one
     mean_h = cell + 10 if len(rows) > 1 else 0  # the mean row under the grid
-    show_numbers = cell >= 30 and n <= 14
+    show_numbers = shows_numbers(n, cell)
     width = label + size + 8
-    note = wrap_words(ROUNDING_NOTE, width - 16) if legend and show_numbers else []  # from x = 8 to width - 8
-    height = label + size + mean_h + (LEGEND_H + NOTE_LINE_H * len(note) if legend else 8)
+    height = label + size + mean_h + (LEGEND_H if legend else 8)
     focus_j = strongest_key(weights[query], mask[query]) if n else 0
     out = [f'<svg{attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap", data_n=n, data_query=query, aria_label=matrix_label(head_name), style=size_style(width, height), **(meta or {}))}>']
     out.append(f'<defs><pattern id="{masked_id}" width="6" height="6" patternUnits="userSpaceOnUse" '
@@ -261,8 +249,7 @@ def attention_matrix_svg(tokens, weights, mask, query: int, head_name: str, *, c
     if mean_h:
         out.append(_mean_row(tokens, weights, rows, label, label + size + 10, cell, show_numbers))
     if legend:
-        out.append(weight_legend(label, label + size + mean_h + 14, size, scale_id, masked_id if any_masked else None,
-                                 note=note, note_x=8))
+        out.append(weight_legend(label, label + size + mean_h + 14, size, scale_id, masked_id if any_masked else None))
     out.append("</svg>")
     return "".join(out)
 
@@ -317,10 +304,9 @@ def cell_paint(w: float, allowed: bool, masked_id: str) -> tuple[str, bool]:
 
 
 def weight_legend(x: float, y: float, width: float, scale_id: str, masked_id: str | None, *,
-                  label: str = "weight A_ij", swatch: int = 56, note=(), note_x: float | None = None) -> str:
+                  label: str = "weight A_ij", swatch: int = 56) -> str:
     """The 0-100 % viridis scale under a heatmap (plus the hatched "masked" swatch when masked_id is
-    given); swatch: room for the "masked" label, wider for larger legend text. note: lines of text
-    under the scale, from x = note_x (default x), NOTE_LINE_H apart (the caller makes room for them)."""
+    given); swatch: room for the "masked" label, wider for larger legend text."""
     stops = "".join(f'<stop offset="{k * 10}%" stop-color="{viridis(k / 10)}"/>' for k in range(11))
     bar_w = width - swatch - 14 if masked_id else width  # room for the "masked" swatch
     parts = [f'<g class="legend" aria-hidden="true"><defs><linearGradient id="{scale_id}">{stops}</linearGradient></defs>',
@@ -332,9 +318,6 @@ def weight_legend(x: float, y: float, width: float, scale_id: str, masked_id: st
         sx = x + width - swatch
         parts.append(f'<rect x="{sx}" y="{y - 2}" width="14" height="14" fill="url(#{masked_id})"/>'
                      f'<text x="{sx + 18}" y="{y + 9}" class="legend-label">masked</text>')
-    nx = x if note_x is None else note_x
-    parts += [f'<text x="{nx}" y="{y + 24 + NOTE_LINE_H * (k + 1)}" class="legend-label legend-note">{esc(line)}</text>'
-              for k, line in enumerate(note)]
     parts.append("</g>")
     return "".join(parts)
 
@@ -399,7 +382,7 @@ def render_patch(state, computed, heads) -> list[dict]:
     weights, mask = trace.weights[h], trace.mask  # [n, n], [n, n] bool
     focus = (state.query, strongest_key(weights[state.query], mask[state.query]))  # the grid's tab stop
     masked_id = "attention-matrix-masked"
-    show_numbers = cell_size(n) >= 30 and n <= 14  # as attention_matrix_svg decides
+    show_numbers = shows_numbers(n)  # as attention_matrix_svg decides
     flat_w, flat_mask = weights.ravel().tolist(), mask.ravel().tolist()  # [n*n] in document order
     # cell_paint, for every cell at once
     fills = [c if ok else f"url(#{masked_id})" for c, ok in zip(viridis_many(flat_w), flat_mask)]
@@ -458,7 +441,9 @@ def render(state, computed, heads, *, tips_on_demand: bool = False) -> str:
     svg = attention_matrix_svg(tokens, trace.weights[h], trace.mask, state.query, heads[h].name,
                                meta=_matrix_meta(state, computed), tips="on-demand" if tips_on_demand else matrix_tips(tokens, trace, h),
                                special=computed.run.special, pinned=state.pinned)
-    return svg + weights_table(tokens, trace.weights[h], trace.mask, state.query, heads[h].name)
+    note = rounding_paragraph() if shows_numbers(len(tokens)) else ""
+    return (f'<div class="figure">{svg}</div>{note}'
+            + weights_table(tokens, trace.weights[h], trace.mask, state.query, heads[h].name))
 
 
 # --------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def percent_label(w: float) -> str:
     as getting nothing. "0" only for a weight of exactly 0 (a masked key, or exp underflowed to 0; also
     the tiny negative rounding error, above −0.5 %, a reader's own attention function may leave).
     Nothing is adjusted to make a row's labels add up to 100: equal weights get equal labels, so a
-    row of labels may add up to a little more or less than 100 (the heatmap's legend says so).
+    row of labels may add up to a little more or less than 100 (rounding_note says so).
 
     The rounding is of the weight's exact value (as decimal.Decimal(w) or fractions.Fraction(w) see it),
     not of 100·w in floating point, which can land on the wrong side of a half: 100 * 0.015 is 1.5
@@ -99,6 +99,23 @@ def percent_label(w: float) -> str:
 def percent_labels(weights) -> list[str]:
     """percent_label of each weight of a row (or any vector), in order: each rounded on its own."""
     return [percent_label(w) for w in (weights.tolist() if hasattr(weights, "tolist") else weights)]
+
+
+def rounding_note(numbers: str = "Numbers in the cells", whole: str = "a row") -> str:
+    """What every picture printing percent_labels must say (plain text): they are rounded one by one, so
+    `whole` (the labels of one row) may add up to a little more or less than 100."""
+    # a no-break space: a narrow column never wraps "%" away from its number
+    return (f"{numbers} are percentages, each rounded on its own (<1: above 0 but under 0.5\u00a0%), "
+            f"so {whole} may not add up to exactly 100.")
+
+
+ROUNDING_NOTE = rounding_note()
+
+
+def rounding_paragraph(text: str = ROUNDING_NOTE) -> str:
+    """A rounding note (default: a heatmap's) as HTML after, never inside, the .figure that scrolls sideways:
+    it then wraps to the column, read on a 360 px phone without scrolling; a saved figure writes it too."""
+    return f'<p class="rounding-note">{esc(text)}</p>'
 
 
 _SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")

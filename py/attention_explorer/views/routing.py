@@ -32,7 +32,7 @@ import numpy as np
 from . import math as m
 from .colors import HEAD_COLORS, signed_strength
 from .explain import head_ref, head_title
-from .markup import attr, clip_label, data_num, esc, num, pct, percent_labels
+from .markup import attr, clip_label, data_num, esc, num, pct, percent_labels, rounding_note
 
 # --- the diverging scale and value strips ---------------------------------------------------
 
@@ -311,7 +311,8 @@ def render(state, computed, heads) -> str:
     ref = head_ref(h, heads[h])
     caption = ("Each head's lines in its own colour: the same query gathers from different keys in different heads."
                if state.routing_all_heads else
-               f"{esc(ref[0].upper() + ref[1:])}: line thickness and opacity show the weight {a_ij}.")
+               f"{esc(ref[0].upper() + ref[1:])}: line thickness and opacity show the weight {a_ij}. "
+               + esc(rounding_note("The numbers beside the keys", "they")))  # one head: its weights are printed
     special = computed.run.special
     note = sink_note(trace, h, i, tokens, special) if computed.embedding.learned else ""
     if getattr(trace, "custom", False):

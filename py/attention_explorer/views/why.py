@@ -23,7 +23,7 @@ from ..fields import BY_NAME
 from . import math as m
 from .embedding import legend_html, strip_svg
 from .explain import head_ref
-from .markup import attr, data_num, esc, num, pct, percent_labels, subscript
+from .markup import attr, data_num, esc, num, pct, percent_labels, rounding_note, rounding_paragraph, subscript
 from .routing import sink_note, value_strip
 
 # ==========================================================================
@@ -392,7 +392,8 @@ So {verdict}.{own}</p>
 <div class="why-charts">
 <figure class="why-fig"><figcaption>Variance grows with <var>d<sub>k</sub></var> unless scaled</figcaption>{_variance_chart(demo)}</figure>
 <figure class="why-fig"><figcaption>{len(demo.dots)} dot products at <var>d<sub>k</sub></var> = {demo.d_k}</figcaption>{_histogram_chart(demo)}</figure>
-<figure class="why-fig"><figcaption>One query, {n_keys} keys: softmax weights in %</figcaption>{_softmax_chart(demo)}</figure>
+<figure class="why-fig"><figcaption>One query, {n_keys} keys: softmax weights in %</figcaption>{_softmax_chart(demo)}
+{rounding_paragraph(rounding_note("The numbers over the bars", "a row"))}</figure>
 </div>
 {_scale_tables(demo)}
 </div>"""
