@@ -85,7 +85,7 @@ SHARED_PAGE_MODULES = {
 
 # The longest units first (a page load each, and the axe-core checks), so that the two workers end
 # together: modules run in this order, then every other file in its usual order.
-LONGEST_FIRST = (*SHARED_PAGE_MODULES["explorer"], "test_browser_a11y.py", "test_browser_reader_work.py",
+LONGEST_FIRST = ("test_browser_engines.py", *SHARED_PAGE_MODULES["explorer"], "test_browser_a11y.py", "test_browser_reader_work.py",
                  "test_browser_code.py", "test_browser_trained.py", *SHARED_PAGE_MODULES["laptop"])
 
 
@@ -109,6 +109,8 @@ def pytest_xdist_make_scheduler(config, log):
     class SharedPageScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
+            if path.endswith("test_browser_engines.py"):  # one unit per engine: the two run side by side
+                return path + "[" + nodeid.rsplit("[", 1)[-1]
             return group_of.get(path.rsplit("/", 1)[-1], path)
 
     return SharedPageScheduling(config, log)

@@ -9,6 +9,7 @@
 //   ownTarget, ownSince, ownTries  the page's own scroll: its target (or null), when it started, the
 //                                  corrections made to it (Infinity: none more, the reader pressed)
 //   readerScrolled                 wheel, touch, pointer or a scrolling key since the last scroll settled
+//   readerGoesOn                   without scrollend: until when a new scroll still counts as the reader's
 
 import { $, EMBED } from "./page.js";
 import { showPrerenderedUpTo } from "./prerendered.js";
@@ -17,6 +18,7 @@ import { worker } from "./worker.js";
 
 let ownTarget = null, ownSince = 0, ownTries = 0;
 let readerScrolled = false;
+let readerGoesOn = 0;
 
 // Open every folded part (<details>) el is in, and el itself if it is one: what a link or a tour step
 // names is shown, never left folded away.
@@ -39,6 +41,7 @@ export async function bringIntoView(id) {
   ownSince = performance.now();
   ownTries = 0;
   readerScrolled = false;
+  readerGoesOn = 0;
   scrollBelowStepper(ownTarget, smooth ? "smooth" : "auto");
 }
 
@@ -96,10 +99,19 @@ function scrollSettled() {
   if (!cutShort) readerScrolled = false;
 }
 if ("onscrollend" in window) window.addEventListener("scrollend", scrollSettled);
-else { // no scrollend event (older Safari): a scroll quiet for 150 ms has settled
+else { // no scrollend event (WebKitGTK 2.50, Safari before 18): a scroll quiet for 150 ms has settled. A
+  // reader's scroll can pause longer and go on (WebKitGTK's End key: quiet for 0.5 s while the panels that
+  // came into view were laid out, then on to the end of the longer page, the stepper left behind), so a
+  // scroll within a second of the reader's settling is still the reader's
   let quiet = 0;
-  window.addEventListener("scroll", () => { clearTimeout(quiet); quiet = setTimeout(scrollSettled, 150); },
-    { passive: true });
+  window.addEventListener("scroll", () => {
+    if (performance.now() < readerGoesOn) readerScrolled = true;
+    clearTimeout(quiet);
+    quiet = setTimeout(() => {
+      if (readerScrolled && ownTarget === null) readerGoesOn = performance.now() + 1000;
+      scrollSettled();
+    }, 150);
+  }, { passive: true });
 }
 
 // the stages' sections, in order: each stepper button controls one (aria-controls)
