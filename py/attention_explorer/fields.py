@@ -1,17 +1,24 @@
 """Every field of the UI state, declared once.
 
-The state (`state.State`), its transitions (`state.apply_event`), the permalink
-codec (`permalink`), the form's control values (`views.controls`) and the page's
-redraw rules (`page`) are all derived from `FIELDS`. A new slider is one entry
-here, its control in the form, and whatever reads it: a view, or, when
-`model_input` is set, a field of the same name in `core.Settings` used in
-`core.run_block` (state.settings fills it in; every model passes it on).
+Derived from `FIELDS`: the state record (`state.State`), how an event sets each
+field (`state.apply_event`), the permalink codec (`permalink`) and the values sent
+to the form's controls (`views.controls.control_values`). The page's redraw rules
+(`page`) take from here which fields are model inputs and where in a layer each
+acts; which fields each panel draws is declared with the panel (`page.PANELS`).
+
+So a new slider is one entry here and, written by hand, its control in the form
+(`views.controls`), the field in the `depends` of every panel that draws it
+(`page.PANELS`; a model input is in `page.LAYER`, which the panels drawing the
+model's run list already), and, when `model_input` is set, a field of the same
+name in `core.Settings` used in `core.run_block` (state.settings fills it in;
+every model passes it on). docs/contributing.md has the whole recipe, tests
+included.
 
 Kinds, and how a value of each is read from an event or a link:
 
     text    any string (the model's tokenizer decides whether it is usable)
     index   a whole number 0 <= i < count, where `of` names what it indexes
-            (tokens, heads, layers, stages: counted by state.py, which knows the model);
+            (tokens, heads, layers, stages, ...: counted by state.extent, which knows the model);
             with auto=True also -1: "let the page choose" (e.g. the query's strongest key)
     choice  one of a set of strings; `of` names the set (models, activations, panels)
     number  a float clamped to `limits` (lo, hi); a link must give it exactly
@@ -21,7 +28,7 @@ Kinds, and how a value of each is read from an event or a link:
             the whole set ("1_5", "1,5" or a list; "" = none) or, with "toggle": i, flips one
     code    Python source text; written into a link compressed (permalink), never run from one
 
-Imports nothing from the package: everything else imports this.
+Imports nothing from the package, so that any module of it may import this.
 """
 from __future__ import annotations
 
@@ -53,7 +60,7 @@ class Field:
     """One state field's declaration: its default, permalink key, event, range and label."""
 
     name: str                 # the State attribute
-    kind: str                 # text | index | choice | number | count | flag (see the module doc)
+    kind: str                 # text | index | choice | number | count | flag | indices | code (module doc)
     default: object           # State()'s value; FROM_MODEL: the default model's
     key: str                  # its key in a permalink ("s=...&q=2")
     label: str                # how a notice names it ("Ignored the link's <label>: ...")

@@ -1,8 +1,10 @@
 """Name a head by what it does (measured), and find the trained head that does a designed head's job.
 
-Pure NumPy and the standard library: it takes attention arrays and token
-strings, never a model module, so the build (CPython) and the page (Pyodide)
-run the same code.
+NumPy, the standard library and `core` (the `core.Settings` that measure_heads
+runs a model with). It imports no model module: pattern_scores, compare and the
+functions between take attention arrays and token strings, and measure_heads
+takes the model it measures as an argument (anything with the models/base.py
+interface). So the build (CPython) and the page (Pyodide) run the same code.
 
 1. Pattern scores: one head, one sentence
 -----------------------------------------

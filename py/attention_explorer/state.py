@@ -1,15 +1,22 @@
 """The explorer's UI state: one frozen record derived from fields.py, its transitions, its model run.
 
-The reader's state lives here (as in Transformer Explainer's store): the views
-read it, the worker applies events to it, build.py renders the default. (The
-worker keeps its own bookkeeping besides: what is on screen, the last reply.) An event
-is a plain dict from the page (`{"type": "set_temperature", "value": "1.5"}`);
+`State` is the record the views read (as in Transformer Explainer's store): one
+field per `fields.FIELDS` entry, everything a view may depend on, and what a link
+carries. This module defines it and its transitions but holds no current state:
+the page's one `State` is `worker._state`, in the worker, and build.py renders the
+default `State()`. Beside it, worker.py keeps in module globals the bookkeeping no
+view reads (page or embed mode, the panels on screen, left stale or drawn live,
+the form data last sent, a model download's progress), and the bridge keeps its
+own about the page (site/bridge/*.js, each module's header says what). The only
+memory here is caches of pure functions (`_tokenize`, `_run`).
+
+An event is a plain dict from the page (`{"type": "set_temperature", "value": "1.5"}`);
 `apply_event` returns the next state, or raises `InputError` with a message for
 the reader, in which case the caller keeps the last good state and picture.
 
-This is the one place the state meets the models: `compute(state)` runs the
-state's model (memoised) on `settings(state)`, the one `core.Settings` built from
-every model input of fields.py, and hands the views a `Computed` for the selected layer.
+`compute(state)` runs the state's model (memoised) on `settings(state)`, the one
+`core.Settings` built from every model input of fields.py, and hands the views a
+`Computed` for the selected layer: the views get the models' numbers only through here.
 """
 from __future__ import annotations
 

@@ -4,10 +4,16 @@
     TRAINED: the ids of the trained models (their weights are downloaded when chosen)
     get(model_id) -> the model
 
-A trained BERT-like model is a module of configuration (a trained.TrainedSpec, like minilm.py) and
-its line in TRAINED_MODELS below; build.py, the page and the comparison card take every model here.
-state.py (where the state meets the model), the worker's model download and build-time code import
-this; views draw from the description and the run they are handed.
+A trained BERT-like model is a module of configuration (a trained.TrainedSpec, like minilm.py), its
+line in TRAINED_MODELS below and its files pinned in runtime-pins.json; build.py, the page and the
+comparison card take their models from here.
+
+Who imports this registry: state.py (descriptions, tokenizing, the memoised run: the views get the
+models' numbers through it), worker.py (whether a link's model is still to be downloaded; installing
+a download), tour.py (the default model's id, when a tour step sets the page up), and outside the
+package build.py, scripts/measure_heads.py and the tests. Importing any module of this package
+runs this file, so `pairs.py`, which imports `models.base`, loads designed and minilm too. No view
+imports a model module by name: views draw from the description and the run they are handed.
 """
 from __future__ import annotations
 
