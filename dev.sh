@@ -137,6 +137,7 @@ main() {
     bench)
       setup_python
       setup_chromium
+      setup_engines
       setup_lighthouse
       "$PY" build.py
       local failed="" b

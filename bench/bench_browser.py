@@ -52,6 +52,7 @@ Prints figures; asserts nothing (these machines are shared and noisy: the load a
 printed). Every wait has a time limit (the constants below) and, past it, the section stops
 with a message naming what it waited for; the exit status is then non-zero.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,28 +73,34 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, scroll_to  # noqa: E402  (the same browser choice as the tests)
 from gzip_server import GzipServer  # noqa: E402
 
-RUNTIME = ["vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.js", "vendor/pyodide/pyodide.asm.wasm",
-           "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json",
-           "vendor/pyodide/numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"]
+from conftest import CHROMIUM, CHROMIUM_ARGS, scroll_to  # noqa: E402  (the same browser choice as the tests)
+
+RUNTIME = [
+    "vendor/pyodide/pyodide.mjs",
+    "vendor/pyodide/pyodide.asm.js",
+    "vendor/pyodide/pyodide.asm.wasm",
+    "vendor/pyodide/python_stdlib.zip",
+    "vendor/pyodide/pyodide-lock.json",
+    "vendor/pyodide/numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl",
+]
 
 READY_TIMEOUT_MS = 180_000  # Pyodide + NumPy boot: seconds on a 2-core machine, allow for load
-STEP_TIMEOUT_MS = 30_000    # navigation, scrolling, one slider move, one runtime file download
-SETTLE_QUIET_MS = 500       # "settled": no DOM change in the page for this long ...
-SETTLE_LIMIT_MS = 20_000    # ... within this limit
-STAGE_TIMEOUT_S = 900       # backstop for one section (a frozen page no other limit reaches)
-REVISIT_AFTER_MS = 5000     # the repeat visit comes this long after the first load was ready
+STEP_TIMEOUT_MS = 30_000  # navigation, scrolling, one slider move, one runtime file download
+SETTLE_QUIET_MS = 500  # "settled": no DOM change in the page for this long ...
+SETTLE_LIMIT_MS = 20_000  # ... within this limit
+STAGE_TIMEOUT_S = 900  # backstop for one section (a frozen page no other limit reaches)
+REVISIT_AFTER_MS = 5000  # the repeat visit comes this long after the first load was ready
 
-BUDGET_RATIO = 1.1          # Python ready <= 1.1x the floor (DESIGN.md)
-BUDGET_WARM_MS = 2500       # repeat visit: ready <= 2.5 s (issue 8)
+BUDGET_RATIO = 1.1  # Python ready <= 1.1x the floor (DESIGN.md)
+BUDGET_WARM_MS = 2500  # repeat visit: ready <= 2.5 s (issue 8)
 BUDGET_P95_MS = {8: 33, 32: 100}  # slider -> heatmap on screen, p95 (issue 8)
 
 SENTENCES = {  # the designed model's tokenizer splits these into exactly 8 and 32 tokens
     8: "The cat sat on the mat because it",
     32: "The tired cat sat on the warm mat because it was tired and the dog that chased it all day "
-        "long ran to the park where the children played with a ball",
+    "long ran to the park where the children played with a ball",
 }
 # Slider values, all different (Python memoises model runs, 64 of them: a value seen before
 # would measure a cache hit): the timed moves take 0.3, 0.4, ... 3.2; the worker-only calls
@@ -104,8 +111,10 @@ DIRECT_T = [round(3.5 + 0.05 * k, 2) for k in range(30)]
 # The floor page: Pyodide + NumPy in a PyScript worker, nothing else; same files as dist/.
 FLOOR_HTML = """<!doctype html>
 <html lang="en" data-state="loading"><head><meta charset="utf-8"><title>Bare runtime floor</title>
-<py-config type="json">{"plugins": ["!py-editor", "!py-terminal", "!py-game", "!donkey", "!deprecations-manager"]}</py-config>
-<mpy-config type="json">{"plugins": ["!py-editor", "!py-terminal", "!py-game", "!donkey", "!deprecations-manager"]}</mpy-config>
+<py-config type="json">{"plugins": ["!py-editor", "!py-terminal", "!py-game", "!donkey",
+  "!deprecations-manager"]}</py-config>
+<mpy-config type="json">{"plugins": ["!py-editor", "!py-terminal", "!py-game", "!donkey",
+  "!deprecations-manager"]}</mpy-config>
 </head><body><p id="status">Starting Pyodide + NumPy in a worker…</p>
 <script type="module">
 const root = document.documentElement, phases = {};
@@ -164,13 +173,21 @@ __export__ = ["load_numpy"]
 
 def floor_own_files(dist: Path) -> dict[str, bytes]:
     """floor-own.html and floor-own.py: the floor with numpy_install's code and the bundle's wheel."""
-    config = json.loads(re.search(r'<script type="application/json" id="worker-config">(.*?)</script>',
-                                  (dist / "index.html").read_text(encoding="utf-8"), re.S).group(1))
+    config = json.loads(
+        re.search(
+            r'<script type="application/json" id="worker-config">(.*?)</script>',
+            (dist / "index.html").read_text(encoding="utf-8"),
+            re.S,
+        ).group(1)
+    )
     wheel = config["numpy_wheel"]
     source = (ROOT / "py" / "attention_explorer" / "numpy_install.py").read_text(encoding="utf-8")
     tail = FLOOR_OWN_TAIL.format(wheel=wheel["src"].rsplit("/", 1)[1], integrity=wheel["integrity"])
-    return {"floor-own.html": FLOOR_HTML.replace("./floor.py", "./floor-own.py").encode(),
-            "floor-own.py": (source + tail).encode()}
+    return {
+        "floor-own.html": FLOOR_HTML.replace("./floor.py", "./floor-own.py").encode(),
+        "floor-own.py": (source + tail).encode(),
+    }
+
 
 # Added to every page before its own scripts: when data-state became ready, long tasks, and
 # what the status line (#runtime-status) said when (watched from the end of parsing on).
@@ -282,11 +299,15 @@ def met(ok: bool) -> str:
 
 
 @contextlib.contextmanager
-def time_limit(what: str, seconds: float = STAGE_TIMEOUT_S):
+def time_limit(what: str, seconds: float = STAGE_TIMEOUT_S, cleanup=None):
     """Backstop for waits no timeout reaches (page.evaluate on a frozen page): past `seconds`,
-    say what we were waiting for and end the process (Playwright's driver then closes Chromium)."""
+    say what we were waiting for and end the process (Playwright's driver then closes Chromium;
+    cleanup(), if given, first stops what no driver would: bench_engines.py's browsers)."""
+
     def give_up():
-        print(f"bench_browser: gave up after {seconds:g} s waiting for {what}", file=sys.stderr, flush=True)
+        print(f"{Path(sys.argv[0]).stem}: gave up after {seconds:g} s waiting for {what}", file=sys.stderr, flush=True)
+        if cleanup:
+            cleanup()
         os._exit(1)
 
     timer = threading.Timer(seconds, give_up)
@@ -296,6 +317,29 @@ def time_limit(what: str, seconds: float = STAGE_TIMEOUT_S):
         yield
     finally:
         timer.cancel()
+
+
+def run_sections(sections, only, failed: list, cleanup=None, on_failure=None, label=""):
+    """Each (key, what, seconds, run) of sections that `only` (a key or None) lets through: run() within
+    time_limit(what, seconds, cleanup), then its time. A failure (BenchError, Playwright's Error) is
+    printed and `what` added to failed, then on_failure() runs. Returns {key: what run() returned}."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    done = {}
+    for key, what, seconds, run in sections:
+        if only and only != key:
+            continue
+        t0 = time.monotonic()
+        try:
+            with time_limit(what, seconds, cleanup):
+                done[key] = run()
+            print(f"  ({label}{key}: {time.monotonic() - t0:.0f} s; load average now {os.getloadavg()[0]:.1f})")
+        except (BenchError, PlaywrightError) as exc:
+            failed.append(what)
+            print(f"{what}: could not measure: {exc}", flush=True)
+            if on_failure:
+                on_failure()
+    return done
 
 
 def new_context(browser, **context_args):
@@ -327,8 +371,9 @@ def load_until_ready(page, url):
         # render a frame 60 times a second through the whole start-up (traced: ~250 frames, a quarter
         # of the main thread's work in a cold load), as no reader's browser does, and costs more on a
         # page with content than on the floor's empty one. The time comes from the page's own clock.
-        page.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=READY_TIMEOUT_MS,
-                               polling=100)
+        page.wait_for_function(
+            "document.documentElement.dataset.state !== 'loading'", timeout=READY_TIMEOUT_MS, polling=100
+        )
     except PlaywrightTimeout:
         raise BenchError(f"{url} still had data-state=loading after {READY_TIMEOUT_MS / 1000:g} s")
     state = page.evaluate("document.documentElement.dataset.state")
@@ -343,15 +388,21 @@ def settle(page, what):
 
 # ---------------------------------------------------------------- load
 
+
 @contextlib.contextmanager
 def fresh_profile(pw):
     """A new browser profile (its own HTTP cache and V8 code cache, empty), as a reader's own
     browser has; closed and deleted afterwards. Not an incognito context: those keep no wasm
     code cache, so their second visit compiles Pyodide's wasm again, which a reader's does not."""
     with tempfile.TemporaryDirectory(prefix="ae-bench-profile-") as folder:
-        ctx = pw.chromium.launch_persistent_context(folder, executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                                    headless=True, timeout=STEP_TIMEOUT_MS,
-                                                    viewport={"width": 1280, "height": 800})
+        ctx = pw.chromium.launch_persistent_context(
+            folder,
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            headless=True,
+            timeout=STEP_TIMEOUT_MS,
+            viewport={"width": 1280, "height": 800},
+        )
         try:
             ctx.set_default_timeout(STEP_TIMEOUT_MS)
             ctx.set_default_navigation_timeout(STEP_TIMEOUT_MS)
@@ -368,15 +419,18 @@ def bench_load(pw, url, runs):
     floor = {"cold": [], "warm": [], "pyodide": [], "numpy": [], "warm_pyodide": []}
     download, timeline = [], None
     for k in range(runs):
-        for which in (("real", "floor") if k % 2 == 0 else ("floor", "real")):
+        for which in ("real", "floor") if k % 2 == 0 else ("floor", "real"):
             with fresh_profile(pw) as ctx:
                 page = ctx.pages[0] if ctx.pages else ctx.new_page()
                 target = url if which == "real" else floor_url
                 cold = load_until_ready(page, target)
                 if which == "real":
                     real["cold"].append(cold)
-                    real["fcp"].append(page.evaluate(
-                        "(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || NaN"))
+                    real["fcp"].append(
+                        page.evaluate(
+                            "(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || NaN"
+                        )
+                    )
                     tasks = page.evaluate("window.__bench.longtasks")
                     real["longest"].append(max(tasks, default=0))
                     real["blocking"].append(sum(max(0, t - 50) for t in tasks))
@@ -398,38 +452,47 @@ def bench_load(pw, url, runs):
                 (real if which == "real" else floor)["warm"].append(load_until_ready(page, target))
                 if which == "floor":
                     floor["warm_pyodide"].append(
-                        json.loads(page.evaluate("document.documentElement.dataset.phases"))["pyodide"])
+                        json.loads(page.evaluate("document.documentElement.dataset.phases"))["pyodide"]
+                    )
         with fresh_profile(pw) as ctx:  # the second floor, cold, after the two (its order matters less: no budget)
             own.append(load_until_ready(ctx.pages[0] if ctx.pages else ctx.new_page(), own_url))
         with fresh_profile(pw) as ctx:  # cold again: downloading the runtime files alone
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
             page.goto(url + "favicon.svg")
-            download.append(evaluate(page, """async ([files, limit]) => { const t = performance.now();
-                await Promise.all(files.map(f => fetch(f, {signal: AbortSignal.timeout(limit)}).then(r => r.arrayBuffer())));
-                return performance.now() - t; }""", [[url + f for f in RUNTIME], STEP_TIMEOUT_MS],
-                "downloading the runtime files"))
+            download.append(
+                evaluate(
+                    page,
+                    """async ([files, limit]) => { const t = performance.now();
+                await Promise.all(files.map(f => fetch(f, {signal: AbortSignal.timeout(limit)})
+                    .then(r => r.arrayBuffer())));
+                return performance.now() - t; }""",
+                    [[url + f for f in RUNTIME], STEP_TIMEOUT_MS],
+                    "downloading the runtime files",
+                )
+            )
 
-    ratio = med(real["cold"]) / med(floor["cold"])
-    print(f"load ({runs} first visits of each page, alternating, each in a new profile; medians [min-max]; "
-          "ms from navigation start)")
+    print(
+        f"load ({runs} first visits of each page, alternating, each in a new profile; medians [min-max]; "
+        "ms from navigation start)"
+    )
 
     def line(label, xs, note=""):
         print(f"  {label:42s} {med(xs):7.0f} ms  [{min(xs):.0f}-{max(xs):.0f}]  {note}".rstrip())
 
     line("real page: data-state=ready, cold", real["cold"])
     line("floor (bare Pyodide + NumPy worker), cold", floor["cold"])
-    print(f"  {'ratio real/floor':42s} {ratio:7.3f} x   budget <= {BUDGET_RATIO}x: {met(ratio <= BUDGET_RATIO)}")
-    # Each round loads the two pages back to back, so the machine's speed, which drifts over minutes
-    # on a shared host, is nearly the same for both: the round's own ratio, as a check on the above.
-    pairs = sorted(r / f for r, f in zip(real["cold"], floor["cold"]))
-    print(f"  {'  the same, round by round (median)':42s} {med(pairs):7.3f} x   "
-          f"[{', '.join(f'{p:.2f}' for p in pairs)}]")
+    print_ratio(real["cold"], floor["cold"])
     line("floor with NumPy installed as the page does", own, "(numpy_install; no budget)")
     label = "ratio real/that floor (the page's own cost)"
-    print(f"  {label:42s} {med(real['cold']) / med(own):7.3f} x   "
-          f"round by round {med([r / o for r, o in zip(real['cold'], own)]):.3f} x (information, no budget)")
-    line("real page: ready, repeat visit (warm cache)", real["warm"],
-         f"budget <= {BUDGET_WARM_MS} ms: {met(med(real['warm']) <= BUDGET_WARM_MS)}")
+    print(
+        f"  {label:42s} {med(real['cold']) / med(own):7.3f} x   "
+        f"round by round {med([r / o for r, o in zip(real['cold'], own)]):.3f} x (information, no budget)"
+    )
+    line(
+        "real page: ready, repeat visit (warm cache)",
+        real["warm"],
+        f"budget <= {BUDGET_WARM_MS} ms: {met(med(real['warm']) <= BUDGET_WARM_MS)}",
+    )
     line("floor: ready, repeat visit (warm cache)", floor["warm"])
     line("floor: Pyodide booted in the worker", floor["pyodide"])
     line("floor: Pyodide booted, repeat visit", floor["warm_pyodide"])
@@ -439,8 +502,7 @@ def bench_load(pw, url, runs):
         line("real page: then NumPy and our zip in", real["numpy"], "(numpy_install; to 'Computing attention')")
     line("runtime files downloaded alone (fetch)", download)
     line("real page: first contentful paint", real["fcp"])
-    line("real page: longest main-thread task", real["longest"],
-         f"total blocking {med(real['blocking']):.0f} ms")
+    line("real page: longest main-thread task", real["longest"], f"total blocking {med(real['blocking']):.0f} ms")
     if timeline:
         print("  the real page's status line, first cold run (digits shown as #; from .. to):")
         phases = []  # (start, end, text) with runs of the same text-but-digits merged
@@ -455,6 +517,20 @@ def bench_load(pw, url, runs):
         print(f"    {real['cold'][0]:7.0f}            data-state=ready")
 
 
+def print_ratio(real, floor):
+    """The budget's ratio: the median of the real page's cold loads over the floor's (ms, the k-th of
+    each from the same round), and round by round. Returns (ratio, median of the rounds' ratios)."""
+    ratio = med(real) / med(floor)
+    print(f"  {'ratio real/floor':42s} {ratio:7.3f} x   budget <= {BUDGET_RATIO}x: {met(ratio <= BUDGET_RATIO)}")
+    # Each round loads the two pages back to back, so the machine's speed, which drifts over minutes
+    # on a shared host, is nearly the same for both: the round's own ratio, as a check on the above.
+    pairs = sorted(r / f for r, f in zip(real, floor))
+    print(
+        f"  {'  the same, round by round (median)':42s} {med(pairs):7.3f} x   [{', '.join(f'{p:.2f}' for p in pairs)}]"
+    )
+    return ratio, med(pairs)
+
+
 # ---------------------------------------------------------------- slider
 
 # The sentence's own tokens in the heatmap (data-tokens less the model's specials such as <s>).
@@ -465,16 +541,23 @@ SENTENCE_TOKENS_JS = """(() => { const s = document.querySelector('svg[data-view
 def set_sentence(page, n, text=None):
     """Type the n-token sentence (SENTENCES[n], or text) into #tokens and wait until the heatmap has n
     tokens besides the special ones (untimed)."""
-    evaluate(page, """(text) => { const el = document.querySelector('#tokens');
+    evaluate(
+        page,
+        """(text) => { const el = document.querySelector('#tokens');
         if (!el) throw new Error('no #tokens input on the page');
         el.value = text; el.dispatchEvent(new Event('input', {bubbles: true}));
-        el.dispatchEvent(new Event('change', {bubbles: true})); }""", text or SENTENCES[n], "typing into #tokens")
+        el.dispatchEvent(new Event('change', {bubbles: true})); }""",
+        text or SENTENCES[n],
+        "typing into #tokens",
+    )
     try:
         page.wait_for_function(f"({SENTENCE_TOKENS_JS}) === {n}", timeout=STEP_TIMEOUT_MS)
     except Exception:
         msg = page.evaluate("(document.getElementById('input-message') || {}).textContent || ''")
-        raise BenchError(f"the heatmap did not show {n} tokens within {STEP_TIMEOUT_MS / 1000:g} s of typing "
-                         f"the {n}-token sentence into #tokens{': ' + msg if msg else ''}")
+        raise BenchError(
+            f"the heatmap did not show {n} tokens within {STEP_TIMEOUT_MS / 1000:g} s of typing "
+            f"the {n}-token sentence into #tokens{': ' + msg if msg else ''}"
+        )
 
 
 def heatmap_on_screen(page):
@@ -512,8 +595,12 @@ def print_series(parts, last, budget=None):
     def line(label, xs, extra=""):
         print(f"    {label:46s} median {med(xs):6.1f} ms   p95 {p95(xs):6.1f} ms{extra}")
 
-    line("slider -> heatmap on screen, next frame", total, f"   max {max(total):6.1f} ms" + (
-        f"   budget p95 <= {budget} ms: {met(p95(total) <= budget)}" if budget else ""))
+    line(
+        "slider -> heatmap on screen, next frame",
+        total,
+        f"   max {max(total):6.1f} ms"
+        + (f"   budget p95 <= {budget} ms: {met(p95(total) <= budget)}" if budget else ""),
+    )
     # which moves were slowest: the first few (work left from start-up) or anywhere (the machine)
     slowest = sorted(range(len(total)), key=lambda k: -total[k])[:3]
     print(f"      {'slowest moves (1 = the first):':44s} " + ", ".join(f"#{k + 1} {total[k]:.1f} ms" for k in slowest))
@@ -522,8 +609,11 @@ def print_series(parts, last, budget=None):
     line("  rest of that task (forced style, observers)", [s - r - h for s, r, h in zip(swap, reply, html)])
     line("  -> the next frame starts", [r - s for r, s in zip(raf, swap)])
     line("  that frame's style, layout, paint", [t - r for t, r in zip(total, raf)])
-    line("Python dispatch alone, via the worker, no DOM", parts["python"],
-         f"   ({len(last['panels'])} panels, {sum(last['panels'].values()) / 1e3:.0f} kB of markup)")
+    line(
+        "Python dispatch alone, via the worker, no DOM",
+        parts["python"],
+        f"   ({len(last['panels'])} panels, {sum(last['panels'].values()) / 1e3:.0f} kB of markup)",
+    )
     sizes = sorted(last["panels"].items(), key=lambda kv: -kv[1])
     print(f"      {'markup returned, by panel:':44s} " + ", ".join(f"{k} {v / 1e3:.0f} kB" for k, v in sizes))
     line("a worker round trip that changes nothing", parts["nothing"])
@@ -536,23 +626,35 @@ def open_ready(browser, url, viewport):
     return ctx, page
 
 
+def slider_at(page, n, moves):
+    """The n-token sentence typed, the heatmap scrolled into view (1280x800 window), then the timed
+    series, printed against BUDGET_P95_MS[n]; returns its parts (slider_series). page: Playwright's,
+    or any object with the same methods (bench_engines.EngineTab)."""
+    set_sentence(page, n)
+    # the sentence's "change" event may redraw the heatmap once more: scrolled to once that is done
+    settle(page, f"the redraws after typing the {n}-token sentence to settle")
+    page.locator('svg[data-view="attention-matrix"]').scroll_into_view_if_needed()
+    settle(page, f"the viewport report and its redraws to settle ({n} tokens, heatmap scrolled into view)")
+    where = heatmap_on_screen(page)
+    parts, last = slider_series(page, n, moves)
+    after = heatmap_on_screen(page)
+    print(
+        f"  {n} tokens ({where['rows']}x{where['rows']} heatmap), 1280x800 window "
+        f"(heatmap top {where['top']:.0f} px, {where['visible']:.0%} of it on "
+        f"screen; after the moves {after['visible']:.0%}, scrollY {after['scrollY']:.0f})"
+    )
+    print_series(parts, last, BUDGET_P95_MS[n])
+    return parts
+
+
 def bench_slider(browser, url, moves):
-    print(f"slider: #temperature -> heatmap shows the new T, next frame rendered; {moves} moves each, "
-          "medians and p95 (nearest rank)")
+    print(
+        f"slider: #temperature -> heatmap shows the new T, next frame rendered; {moves} moves each, "
+        "medians and p95 (nearest rank)"
+    )
     ctx, page = open_ready(browser, url, {"width": 1280, "height": 800})
     for n in (8, 32):
-        set_sentence(page, n)
-        # the sentence's "change" event may redraw the heatmap once more: scrolled to once that is done
-        settle(page, f"the redraws after typing the {n}-token sentence to settle")
-        page.locator('svg[data-view="attention-matrix"]').scroll_into_view_if_needed()
-        settle(page, f"the viewport report and its redraws to settle ({n} tokens, heatmap scrolled into view)")
-        where = heatmap_on_screen(page)
-        parts, last = slider_series(page, n, moves)
-        after = heatmap_on_screen(page)
-        print(f"  {n} tokens ({where['rows']}x{where['rows']} heatmap), 1280x800 window "
-              f"(heatmap top {where['top']:.0f} px, {where['visible']:.0%} of it on "
-              f"screen; after the moves {after['visible']:.0%}, scrollY {after['scrollY']:.0f})")
-        print_series(parts, last, BUDGET_P95_MS[n])
+        slider_at(page, n, moves)
     ctx.close()
     ctx, page = open_ready(browser, url, {"width": 1280, "height": 12000})
     set_sentence(page, 8)
@@ -569,8 +671,8 @@ TRAINED_SENTENCE = "The cat sat on the old mat because it was tired and warm."  
 TRAINED_PIECES = 16
 DOWNLOAD_TIMEOUT_MS = 180_000  # the 24 MB bundle from 127.0.0.1, unpacked in the worker
 BUDGET_TRAINED_SLIDER_MS = 300  # T slider -> new heatmap, p95 at 16 pieces (issue 10)
-BUDGET_SWITCH_MS = 50           # head, layer or query -> new heatmap, p95: nothing recomputed (issue 10)
-BUDGET_GRID_MS = 150            # query -> every head's thumbnail (6 x 12) redrawn, p95 (issue 11)
+BUDGET_SWITCH_MS = 50  # head, layer or query -> new heatmap, p95: nothing recomputed (issue 10)
+BUDGET_GRID_MS = 150  # query -> every head's thumbnail (6 x 12) redrawn, p95 (issue 11)
 
 # One choice (a select's option, or a token chip) -> the target (default: the heatmap) shows it -> the next
 # frame rendered.
@@ -612,48 +714,65 @@ def bench_trained(browser, url, moves):
         page.wait_for_selector('svg[data-view="attention-matrix"][data-model="minilm"]', timeout=DOWNLOAD_TIMEOUT_MS)
     except Exception:
         msg = page.evaluate("(document.getElementById('model-download-text') || {}).textContent || ''")
-        raise BenchError(f"the heatmap did not switch to the trained model within {DOWNLOAD_TIMEOUT_MS / 1000:g} s "
-                         f"of choosing it in #model{': ' + msg if msg else ''}")
-    print(f"  choose the model -> its heatmap (download 24 MB from 127.0.0.1, unpack, first pass): "
-          f"{time.perf_counter() - t0:.1f} s")
+        raise BenchError(
+            f"the heatmap did not switch to the trained model within {DOWNLOAD_TIMEOUT_MS / 1000:g} s "
+            f"of choosing it in #model{': ' + msg if msg else ''}"
+        )
+    print(
+        f"  choose the model -> its heatmap (download 24 MB from 127.0.0.1, unpack, first pass): "
+        f"{time.perf_counter() - t0:.1f} s"
+    )
     set_sentence(page, TRAINED_PIECES - 2, TRAINED_SENTENCE)  # [CLS] and [SEP] are not counted
     page.locator('svg[data-view="attention-matrix"]').scroll_into_view_if_needed()
     settle(page, "the viewport report and its redraws to settle (trained model)")
     parts, last = slider_series(page, TRAINED_PIECES, moves)
     print("  temperature slider (every layer recomputed: T acts on all six)")
     print_series(parts, last, BUDGET_TRAINED_SLIDER_MS)
-    for kind, attr, values in (("head", "head", [3, 7, 0, 11, 5]), ("layer", "layer", [2, 5, 0, 4, 1]),
-                               ("query", "query", [3, 8, 1, 12, 6])):
+    for kind, attr, values in (
+        ("head", "head", [3, 7, 0, 11, 5]),
+        ("layer", "layer", [2, 5, 0, 4, 1]),
+        ("query", "query", [3, 8, 1, 12, 6]),
+    ):
         times = []
         for k in range(moves):
             v = values[k % len(values)]
             times.append(evaluate(page, SWITCH_JS, [kind, v, attr, STEP_TIMEOUT_MS], f"switching {kind} to {v}"))
             page.wait_for_timeout(30)  # untimed: each switch starts from a quiet page
-        print(f"    {kind + ' -> heatmap on screen, next frame':46s} median {med(times):6.1f} ms   p95 "
-              f"{p95(times):6.1f} ms   budget p95 <= {BUDGET_SWITCH_MS} ms: {met(p95(times) <= BUDGET_SWITCH_MS)}")
+        print(
+            f"    {kind + ' -> heatmap on screen, next frame':46s} median {med(times):6.1f} ms   p95 "
+            f"{p95(times):6.1f} ms   budget p95 <= {BUDGET_SWITCH_MS} ms: {met(p95(times) <= BUDGET_SWITCH_MS)}"
+        )
     # every head at a glance: the 72 thumbnails redrawn for another query (the grid on screen)
     grid = '[data-view="head-grid"]'
     scroll_to(page, "head-grid-card")
     try:
         page.wait_for_selector(f'{grid}[data-layers="6"]', timeout=STEP_TIMEOUT_MS)
     except Exception:
-        raise BenchError(f"the all-heads grid ({grid}) did not show the trained model's 6 layers within "
-                         f"{STEP_TIMEOUT_MS / 1000:g} s of scrolling it into view") from None
+        raise BenchError(
+            f"the all-heads grid ({grid}) did not show the trained model's 6 layers within "
+            f"{STEP_TIMEOUT_MS / 1000:g} s of scrolling it into view"
+        ) from None
     settle(page, "the all-heads grid's redraws to settle (scrolled into view)")
     times = []
     for k in range(moves):
         v = [3, 8, 1, 12, 6][k % 5]
-        times.append(evaluate(page, SWITCH_JS, ["query", v, "query", STEP_TIMEOUT_MS, grid],
-                              f"the all-heads grid showing query {v}"))
+        times.append(
+            evaluate(
+                page, SWITCH_JS, ["query", v, "query", STEP_TIMEOUT_MS, grid], f"the all-heads grid showing query {v}"
+            )
+        )
         page.wait_for_timeout(30)
     size = page.evaluate(f"document.querySelector('{grid}').outerHTML.length")
-    print(f"    {'query -> all 72 heads redrawn, next frame':46s} median {med(times):6.1f} ms   p95 "
-          f"{p95(times):6.1f} ms   budget p95 <= {BUDGET_GRID_MS} ms: {met(p95(times) <= BUDGET_GRID_MS)}"
-          f"   ({size / 1e3:.0f} kB of markup)")
+    print(
+        f"    {'query -> all 72 heads redrawn, next frame':46s} median {med(times):6.1f} ms   p95 "
+        f"{p95(times):6.1f} ms   budget p95 <= {BUDGET_GRID_MS} ms: {met(p95(times) <= BUDGET_GRID_MS)}"
+        f"   ({size / 1e3:.0f} kB of markup)"
+    )
     ctx.close()
 
 
 # ---------------------------------------------------------------- sizes
+
 
 def bench_sizes(dist: Path):
     files = [p for p in dist.rglob("*") if p.is_file()]
@@ -670,7 +789,7 @@ def bench_sizes(dist: Path):
 
 
 def main():
-    from playwright.sync_api import Error as PlaywrightError, sync_playwright
+    from playwright.sync_api import sync_playwright
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=16, help="cold loads of each page (default 16)")
@@ -688,29 +807,34 @@ def main():
     except (RuntimeError, ValueError, OSError) as exc:
         sys.exit(f"bench_browser: could not serve {dist}: {exc}")
     with srv:
-        print(f"bench_browser: {CHROMIUM}, {dist} served gzip-compressed at {srv.url} (+ floor.html, floor-own.html); "
-              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        print(
+            f"bench_browser: {CHROMIUM}, {dist} served gzip-compressed at {srv.url} (+ floor.html, floor-own.html); "
+            f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+        )
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=STEP_TIMEOUT_MS)
-            sections = [("load", f"{args.runs} first + repeat visits of the page and of the floor",
-                         max(STAGE_TIMEOUT_S, args.runs * 2 * 240), lambda: bench_load(pw, srv.url, args.runs)),
-                        ("slider", f"the slider series ({args.moves} moves each)",
-                         max(STAGE_TIMEOUT_S, args.moves * 30), lambda: bench_slider(browser, srv.url, args.moves)),
-                        ("trained", f"the trained model's series ({args.moves} moves each)",
-                         max(STAGE_TIMEOUT_S, args.moves * 60), lambda: bench_trained(browser, srv.url, args.moves))]
-            for key, what, seconds, run in sections:
-                if args.only and args.only != key:
-                    continue
-                t0 = time.monotonic()
-                try:
-                    with time_limit(what, seconds):
-                        run()
-                    print(f"  ({key}: {time.monotonic() - t0:.0f} s; load average now {os.getloadavg()[0]:.1f})")
-                except (BenchError, PlaywrightError) as exc:
-                    failed.append(what)
-                    print(f"{what}: could not measure: {exc}", flush=True)
-                    for ctx in browser.contexts:  # a page left loading would skew the next section
-                        ctx.close()
+            sections = [
+                (
+                    "load",
+                    f"{args.runs} first + repeat visits of the page and of the floor",
+                    max(STAGE_TIMEOUT_S, args.runs * 2 * 240),
+                    lambda: bench_load(pw, srv.url, args.runs),
+                ),
+                (
+                    "slider",
+                    f"the slider series ({args.moves} moves each)",
+                    max(STAGE_TIMEOUT_S, args.moves * 30),
+                    lambda: bench_slider(browser, srv.url, args.moves),
+                ),
+                (
+                    "trained",
+                    f"the trained model's series ({args.moves} moves each)",
+                    max(STAGE_TIMEOUT_S, args.moves * 60),
+                    lambda: bench_trained(browser, srv.url, args.moves),
+                ),
+            ]
+            # after a failure, a page left loading would skew the next section
+            run_sections(sections, args.only, failed, on_failure=lambda: [ctx.close() for ctx in browser.contexts])
             browser.close()
     if not args.only or args.only == "sizes":
         bench_sizes(dist)

