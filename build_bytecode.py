@@ -31,6 +31,7 @@ whole standard library as .pyc would add 1.7 MB to the download, the imported pa
 
 Standard library only (like build.py); Node >= 18 must be on PATH.
 """
+
 from __future__ import annotations
 
 import base64
@@ -63,7 +64,7 @@ SITE_PACKAGES = "/lib/python3.12/site-packages/"
 # From here on, each method text `dataclasses` exec()s (precompiled.py) is compiled as exec(text) would
 # compile it there, run, and kept in dataclass_methods: {text: code object}. Part of COMPILER (and of
 # tests/test_precompiled.py, under CPython).
-RECORDER = r'''
+RECORDER = r"""
 import builtins, dataclasses, marshal
 dataclass_methods = {}
 
@@ -75,18 +76,21 @@ def recording_exec(text, globals=None, locals=None):
 
 
 dataclasses.exec = recording_exec
-'''
+"""
 
 # Runs inside the pinned Pyodide (CPython 3.12) under Node. /out: the output folder; /app: py/.
 # spec.json: {"imports": [dotted names to import], "app": [our modules, paths under py/]}.
-COMPILER = r'''
+COMPILER = (
+    r"""
 import importlib, importlib.machinery, importlib.util, json, os, sys, zipfile, zipimport
 from importlib._bootstrap_external import _code_to_hash_pyc
 
 spec = json.load(open("/out/spec.json"))
 sys.dont_write_bytecode = True  # /app is the source tree: no __pycache__ of 3.12's written into it
 sys.path.insert(0, "/app")
-''' + RECORDER + r'''
+"""
+    + RECORDER
+    + r'''
 for name in spec["imports"]:
     importlib.import_module(name)
 dataclasses.exec = builtins.exec
@@ -103,21 +107,32 @@ def write(path, data):
         f.write(data)
 
 
-stdlib = zipfile.ZipFile("''' + STDLIB_PREFIX.rstrip("/") + r'''")
+stdlib = zipfile.ZipFile("'''
+    + STDLIB_PREFIX.rstrip("/")
+    + r'''")
 manifest = {"python": sys.version.split()[0], "magic": importlib.util.MAGIC_NUMBER.hex(),
             "stdlib": [], "numpy": [], "app": {}}
 for module in list(sys.modules.values()):
     path = getattr(module, "__file__", None) or ""
     if not path.endswith(".py"):
         continue
-    if not isinstance(getattr(module, "__loader__", None), importlib.machinery.SourceFileLoader | zipimport.zipimporter):
+    loader = getattr(module, "__loader__", None)
+    if not isinstance(loader, importlib.machinery.SourceFileLoader | zipimport.zipimporter):
         continue  # frozen into the interpreter, or made some other way: nothing to compile
-    if path.startswith("''' + STDLIB_PREFIX + r'''"):
-        member = path[len("''' + STDLIB_PREFIX + r'''"):]
+    if path.startswith("'''
+    + STDLIB_PREFIX
+    + r'''"):
+        member = path[len("'''
+    + STDLIB_PREFIX
+    + r'''"):]
         write("/out/stdlib/" + member + "c", pyc(stdlib.read(member), path))
         manifest["stdlib"].append(member)
-    elif path.startswith("''' + SITE_PACKAGES + r'''numpy/"):
-        member = path[len("''' + SITE_PACKAGES + r'''"):]
+    elif path.startswith("'''
+    + SITE_PACKAGES
+    + r'''numpy/"):
+        member = path[len("'''
+    + SITE_PACKAGES
+    + r""""):]
         with open(path, "rb") as f:
             write("/out/numpy/" + member + "c", pyc(f.read(), path))
         manifest["numpy"].append(member)
@@ -126,15 +141,18 @@ for rel in spec["app"]:
         cached = rel + "c"  # beside the source, where zipimport looks (the worker imports from the zip)
         write("/out/app/" + cached, pyc(f.read(), rel))
         manifest["app"][rel] = cached
-write("/out/app/''' + DATACLASS_TABLE + r'''", importlib.util.MAGIC_NUMBER + marshal.dumps(dataclass_methods))
+write("/out/app/"""
+    + DATACLASS_TABLE
+    + r"""", importlib.util.MAGIC_NUMBER + marshal.dumps(dataclass_methods))
 manifest["dataclass_methods"] = len(dataclass_methods)
 manifest["stdlib"].sort()
 manifest["numpy"].sort()
 with open("/out/manifest.json", "w") as f:
     json.dump(manifest, f, indent=1, sort_keys=True)
-'''
+"""
+)
 
-DRIVER = r'''
+DRIVER = r"""
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 const [indexURL, out, app] = process.argv.slice(2);
@@ -147,7 +165,7 @@ for (const [root, at] of [[out, "/out"], [app, "/app"]]) {
 }
 py.runPython(readFileSync(out + "/compiler.py", "utf8"));
 process.exit(0);
-'''
+"""
 
 
 class BytecodeError(Exception):
@@ -158,19 +176,19 @@ class BytecodeError(Exception):
 class RuntimeBytecode:
     """The compiled runtime files, ready to ship, and our start-up modules' bytecode."""
 
-    stdlib_zip: bytes   # python_stdlib.zip, imported modules as .pyc
+    stdlib_zip: bytes  # python_stdlib.zip, imported modules as .pyc
     numpy_wheel: bytes  # NumPy's wheel, imported modules as .pyc, RECORD updated
-    lock: bytes         # pyodide-lock.json carrying numpy_wheel's sha256
-    app: dict           # {our module, path under py/: (path of its .pyc under py/, bytes)}
+    lock: bytes  # pyodide-lock.json carrying numpy_wheel's sha256
+    app: dict  # {our module, path under py/: (path of its .pyc under py/, bytes)}
     dataclass_methods: bytes  # the table for attention_explorer/precompiled.py (DATACLASS_TABLE)
-    manifest: dict      # what was compiled, and by which Python (the compiler's manifest.json)
+    manifest: dict  # what was compiled, and by which Python (the compiler's manifest.json)
 
 
 def module_names(rels: list[str]) -> list[str]:
     """Paths under py/ (attention_explorer/views/markup.py) -> dotted module names to import."""
     names = []
     for rel in rels:
-        parts = rel[:-len(".py")].split("/")
+        parts = rel[: -len(".py")].split("/")
         if parts[-1] == "__init__":
             parts.pop()
         names.append(".".join(parts))
@@ -189,13 +207,14 @@ def choose_node() -> str:
         m = re.match(r"v(\d+)\.", version)
         if m and int(m.group(1)) >= NODE_MIN:
             return node
-    raise BytecodeError(f"Node.js >= {NODE_MIN} is needed to compile the runtime's Python to bytecode with the "
-                        f"pinned Pyodide (found: {node or 'no node on PATH'} {version}). Install it (Debian: "
-                        "apt-get install -y nodejs), then build again.")
+    raise BytecodeError(
+        f"Node.js >= {NODE_MIN} is needed to compile the runtime's Python to bytecode with the "
+        f"pinned Pyodide (found: {node or 'no node on PATH'} {version}). Install it (Debian: "
+        "apt-get install -y nodejs), then build again."
+    )
 
 
-def compile_with_pyodide(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: list[str],
-                         out: Path) -> dict:
+def compile_with_pyodide(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: list[str], out: Path) -> dict:
     """Run COMPILER in the pinned Pyodide under Node; its outputs land in out/. Returns the manifest.
 
     pyodide_dir: the pinned Pyodide files (pyodide.mjs, the lock, ...); numpy_wheel: the pinned wheel;
@@ -210,21 +229,30 @@ def compile_with_pyodide(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app
         (index / numpy_wheel.name).symlink_to(numpy_wheel.resolve())
         out.mkdir(parents=True, exist_ok=True)
         (out / "compiler.py").write_text(COMPILER, encoding="utf-8")
-        (out / "spec.json").write_text(json.dumps({"imports": ["numpy", *ALSO_IMPORTED, *module_names(app)],
-                                                   "app": app}), encoding="utf-8")
+        (out / "spec.json").write_text(
+            json.dumps({"imports": ["numpy", *ALSO_IMPORTED, *module_names(app)], "app": app}), encoding="utf-8"
+        )
         driver = Path(tmp) / "driver.mjs"
         driver.write_text(DRIVER, encoding="utf-8")
         try:
-            proc = subprocess.run([node, str(driver), str(index) + "/", str(out), str(py_src)],
-                                  capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+            proc = subprocess.run(
+                [node, str(driver), str(index) + "/", str(out), str(py_src)],
+                capture_output=True,
+                text=True,
+                timeout=COMPILE_TIMEOUT_S,
+            )
         except subprocess.TimeoutExpired:
-            raise BytecodeError(f"compiling with the pinned Pyodide under Node took over {COMPILE_TIMEOUT_S} s "
-                                "(a very busy machine?); build again") from None
+            raise BytecodeError(
+                f"compiling with the pinned Pyodide under Node took over {COMPILE_TIMEOUT_S} s "
+                "(a very busy machine?); build again"
+            ) from None
         if proc.returncode != 0 or not (out / "manifest.json").exists():
-            raise BytecodeError(f"compiling with the pinned Pyodide under Node ({node}) failed (exit "
-                                f"{proc.returncode}):\n{_python_error(proc.stderr or proc.stdout)}\nA start-up "
-                                "module that cannot be imported outside the browser fails here: only worker.py and "
-                                "worker_main.py may touch the browser, and only inside their functions.")
+            raise BytecodeError(
+                f"compiling with the pinned Pyodide under Node ({node}) failed (exit "
+                f"{proc.returncode}):\n{_python_error(proc.stderr or proc.stdout)}\nA start-up "
+                "module that cannot be imported outside the browser fails here: only worker.py and "
+                "worker_main.py may touch the browser, and only inside their functions."
+            )
     return json.loads((out / "manifest.json").read_text())
 
 
@@ -232,7 +260,7 @@ def _python_error(output: str) -> str:
     """The Python traceback in Node's output (Pyodide also prints its whole minified loader), or its tail."""
     at = output.rfind("Traceback (most recent call last)")
     if at >= 0:
-        return output[at:at + 3000].split("\n    at ")[0].strip()
+        return output[at : at + 3000].split("\n    at ")[0].strip()
     return "\n".join(line[:300] for line in output.strip().splitlines()[-20:])
 
 
@@ -335,17 +363,23 @@ def _publish(part: Path, folder: Path, complete: str) -> None:
     raise BytecodeError(f"could not move {part} to {folder}: something keeps writing there")
 
 
-def runtime_bytecode(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: list[str],
-                     cache: Path) -> RuntimeBytecode:
+def runtime_bytecode(
+    pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: list[str], cache: Path
+) -> RuntimeBytecode:
     """The compiled runtime and our modules' bytecode, made once per input and cached in cache/<key>/.
 
     pyodide_dir, numpy_wheel: the pinned, verified files (build.cached_file); app: our start-up modules
     (paths under py_src).
     """
     inputs = sorted(pyodide_dir.iterdir()) + [numpy_wheel]
-    key = _cache_key([Path(__file__).read_bytes(), *(p.name.encode() for p in inputs),
-                      *(hashlib.sha256(p.read_bytes()).digest() for p in inputs),
-                      *(rel.encode() + b"\0" + (py_src / rel).read_bytes() for rel in app)])
+    key = _cache_key(
+        [
+            Path(__file__).read_bytes(),
+            *(p.name.encode() for p in inputs),
+            *(hashlib.sha256(p.read_bytes()).digest() for p in inputs),
+            *(rel.encode() + b"\0" + (py_src / rel).read_bytes() for rel in app),
+        ]
+    )
     folder = cache / key
     if not (folder / "manifest.json").exists():
         part = _part_folder(folder)
@@ -361,18 +395,27 @@ def runtime_bytecode(pyodide_dir: Path, numpy_wheel: Path, py_src: Path, app: li
     manifest = json.loads((folder / "manifest.json").read_text())
     shipped = folder / "shipped"  # the rewritten archives (recompressing them takes seconds): made once too
     if not (shipped / "pyodide-lock.json").exists():
-        stdlib = with_bytecode((pyodide_dir / "python_stdlib.zip").read_bytes(),
-                               {m: (folder / "stdlib" / (m + "c")).read_bytes() for m in manifest["stdlib"]})
-        wheel = wheel_with_bytecode(numpy_wheel.read_bytes(),
-                                    {m: (folder / "numpy" / (m + "c")).read_bytes() for m in manifest["numpy"]})
+        stdlib = with_bytecode(
+            (pyodide_dir / "python_stdlib.zip").read_bytes(),
+            {m: (folder / "stdlib" / (m + "c")).read_bytes() for m in manifest["stdlib"]},
+        )
+        wheel = wheel_with_bytecode(
+            numpy_wheel.read_bytes(), {m: (folder / "numpy" / (m + "c")).read_bytes() for m in manifest["numpy"]}
+        )
         part = _part_folder(shipped)
         part.mkdir()
         (part / "python_stdlib.zip").write_bytes(stdlib)
         (part / numpy_wheel.name).write_bytes(wheel)
         (part / "pyodide-lock.json").write_bytes(
-            lock_with_wheel((pyodide_dir / "pyodide-lock.json").read_bytes(), "numpy", wheel))
+            lock_with_wheel((pyodide_dir / "pyodide-lock.json").read_bytes(), "numpy", wheel)
+        )
         _publish(part, shipped, "pyodide-lock.json")
     ours = {rel: (cached, (folder / "app" / cached).read_bytes()) for rel, cached in manifest["app"].items()}
-    return RuntimeBytecode((shipped / "python_stdlib.zip").read_bytes(), (shipped / numpy_wheel.name).read_bytes(),
-                           (shipped / "pyodide-lock.json").read_bytes(), ours,
-                           (folder / "app" / DATACLASS_TABLE).read_bytes(), manifest)
+    return RuntimeBytecode(
+        (shipped / "python_stdlib.zip").read_bytes(),
+        (shipped / numpy_wheel.name).read_bytes(),
+        (shipped / "pyodide-lock.json").read_bytes(),
+        ours,
+        (folder / "app" / DATACLASS_TABLE).read_bytes(),
+        manifest,
+    )

@@ -4,6 +4,7 @@
 
 The page's labels are measured the same way on the quantized weights, when build.py makes a bundle.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,10 @@ from attention_explorer.models.trained import TrainedModel  # noqa: E402
 from attention_explorer.models.wordpiece import WordPiece  # noqa: E402
 
 for spec in (m.spec for m in models.TRAINED_MODELS):
-    weights = bert.load_weights(safetensors.load(build.cached_file(spec.pins, "model.safetensors")),
-                                json.loads(build.cached_file(spec.pins, "config.json").read_text()))
+    weights = bert.load_weights(
+        safetensors.load(build.cached_file(spec.pins, "model.safetensors")),
+        json.loads(build.cached_file(spec.pins, "config.json").read_text()),
+    )
     model = TrainedModel(spec)
     model.install_weights(weights, WordPiece.from_text(build.cached_file(spec.pins, "vocab.txt").read_text("utf-8")))
     t0 = time.perf_counter()

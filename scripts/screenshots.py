@@ -5,6 +5,7 @@
 Builds nothing: run `python build.py` first. Writes PNGs into OUT_DIR (default
 /tmp/ae-shots) and prints their paths.
 """
+
 from __future__ import annotations
 
 import sys
@@ -34,8 +35,9 @@ def main() -> None:
                 page.goto(url, wait_until="domcontentloaded")
                 before = out / f"{width}-{scheme}-loading.png"
                 page.screenshot(path=str(before))
-                page.wait_for_function("document.documentElement.dataset.state !== 'loading'", timeout=120_000,
-                                       polling=100)  # not every frame (bench_browser.load_until_ready)
+                page.wait_for_function(
+                    "document.documentElement.dataset.state !== 'loading'", timeout=120_000, polling=100
+                )  # not every frame (bench_browser.load_until_ready)
                 after = out / f"{width}-{scheme}-{page.evaluate('document.documentElement.dataset.state')}.png"
                 page.screenshot(path=str(after), full_page=full)
                 print(before, after, sep="\n")

@@ -8,6 +8,7 @@ fails if any happened. Most pages open in one on-disk profile per test process
 (`profile`: storage cleared, compiled WebAssembly kept); tests of a first
 visit's downloads and of failed requests use fresh contexts (`browser`).
 """
+
 from __future__ import annotations
 
 import collections
@@ -49,8 +50,14 @@ def choose_chromium(env=os.environ, exists=os.path.exists, playwright=playwright
 
 
 CHROMIUM = choose_chromium()
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--disable-gpu", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-gpu",
+    "--no-first-run",
+]
 READY_TIMEOUT_MS = 120_000  # Pyodide + NumPy boot takes seconds on a 2-core machine; allow for load
 
 
@@ -60,7 +67,7 @@ class SubpathHandler(BundleHandler):
     def translate_path(self, path):
         if not path.startswith(SUBPATH):
             return "/nonexistent/outside-the-subpath"
-        return super().translate_path("/" + path[len(SUBPATH):])
+        return super().translate_path("/" + path[len(SUBPATH) :])
 
     def log_message(self, *args):  # keep test output quiet
         pass
@@ -77,16 +84,29 @@ def serve_folder(folder: Path, handler=SubpathHandler):
 # `--dist loadfile` (`bash dev.sh test`) each file is one unit of work, and each of these groups too,
 # so a worker loads a shared page once. A new module using `live` belongs in "explorer".
 SHARED_PAGE_MODULES = {
-    "explorer": ("test_browser_core_agreement.py", "test_browser_panels.py", "test_browser_qk.py",
-                 "test_browser_research.py", "test_browser_share.py", "test_browser_skeleton.py"),
+    "explorer": (
+        "test_browser_core_agreement.py",
+        "test_browser_panels.py",
+        "test_browser_qk.py",
+        "test_browser_research.py",
+        "test_browser_share.py",
+        "test_browser_skeleton.py",
+    ),
     "laptop": ("test_browser_keyboard.py", "test_browser_layout.py", "test_browser_tour.py"),
 }
 
 
 # The longest units first (a page load each, and the axe-core checks), so that the two workers end
 # together: modules run in this order, then every other file in its usual order.
-LONGEST_FIRST = ("test_browser_engines.py", *SHARED_PAGE_MODULES["explorer"], "test_browser_a11y.py", "test_browser_reader_work.py",
-                 "test_browser_code.py", "test_browser_trained.py", *SHARED_PAGE_MODULES["laptop"])
+LONGEST_FIRST = (
+    "test_browser_engines.py",
+    *SHARED_PAGE_MODULES["explorer"],
+    "test_browser_a11y.py",
+    "test_browser_reader_work.py",
+    "test_browser_code.py",
+    "test_browser_trained.py",
+    *SHARED_PAGE_MODULES["laptop"],
+)
 
 
 def pytest_collection_modifyitems(items):
@@ -191,7 +211,8 @@ class Profile:
 @pytest.fixture(scope="session")
 def profile(_playwright, tmp_path_factory):
     context = _playwright.chromium.launch_persistent_context(
-        tmp_path_factory.mktemp("chromium-profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        tmp_path_factory.mktemp("chromium-profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS
+    )
     yield Profile(context)
     context.close()
 
@@ -311,8 +332,10 @@ def open_page(where, url: str, *, viewport=None, color_scheme="light", allowed_o
     if isinstance(where, Profile):
         page = where.context.new_page()
         cdp = where.context.new_cdp_session(page)
-        cdp.send("Storage.clearDataForOrigin",
-                 {"origin": origin, "storageTypes": "cache_storage,indexeddb,local_storage,service_workers,cookies"})
+        cdp.send(
+            "Storage.clearDataForOrigin",
+            {"origin": origin, "storageTypes": "cache_storage,indexeddb,local_storage,service_workers,cookies"},
+        )
         cdp.detach()
         page.set_viewport_size(size)
         page.emulate_media(color_scheme=color_scheme)
@@ -332,8 +355,9 @@ def wait_ready(page, timeout=READY_TIMEOUT_MS):
     # both waits polled every 100 ms, not every animation frame (Playwright's default): polling by
     # frames makes Chromium render 60 frames a second through the whole start-up and the warm-up,
     # which takes the cores from Pyodide (bench_browser.load_until_ready)
-    page.wait_for_function("['ready','error'].includes(document.documentElement.dataset.state)",
-                           timeout=timeout, polling=100)
+    page.wait_for_function(
+        "['ready','error'].includes(document.documentElement.dataset.state)", timeout=timeout, polling=100
+    )
     state = page.evaluate("document.documentElement.dataset.state")
     assert state == "ready", f"runtime failed: {page.inner_text('#runtime-status')}"
     # a test starts once the worker's warm-up is over (bridge warmUp), which must leave the page as it
@@ -343,7 +367,9 @@ def wait_ready(page, timeout=READY_TIMEOUT_MS):
     shown = page.evaluate("""() => { const svg = document.querySelector('svg[data-view="attention-matrix"]');
         const slider = document.getElementById('temperature');
         return svg && slider ? [parseFloat(svg.dataset.temperature), parseFloat(slider.value)] : null; }""")
-    assert shown is None or shown[0] == shown[1], f"after the warm-up the heatmap shows T={shown[0]}, the slider {shown[1]}"
+    assert shown is None or shown[0] == shown[1], (
+        f"after the warm-up the heatmap shows T={shown[0]}, the slider {shown[1]}"
+    )
 
 
 # The shared page is one very tall viewport, so every panel is on screen and is redrawn at
@@ -423,8 +449,9 @@ def to_the_top(page):
     page.evaluate("""() => new Promise((resolve, reject) => {
         if (window.scrollY === 0) return resolve();
         let last = window.scrollY, still = 0, scrolled = false;
-        const limit = setTimeout(() => reject(new Error(`to_the_top: ${scrolled ? 'no scrollend' : 'the page still scrolling'}`
-            + ` after 10 s (scrollY ${window.scrollY}, still for ${still} frames)`)), 10000);
+        const limit = setTimeout(() => reject(
+            new Error(`to_the_top: ${scrolled ? 'no scrollend' : 'the page still scrolling'}`
+                + ` after 10 s (scrollY ${window.scrollY}, still for ${still} frames)`)), 10000);
         const whenStill = () => {
             still = window.scrollY === last ? still + 1 : 0;
             last = window.scrollY;
@@ -463,6 +490,13 @@ def reset_page(page):
     return page
 
 
+@pytest.fixture
+def fresh(live):
+    """The shared page back at the top (the previous test may have left it scrolled, with the heatmap off
+    screen and so not redrawn), reset to the default state."""
+    return reset_page(live)
+
+
 def back_to_default(page):
     """A shared page as a new module expects it: no dialog open, nothing focused, every folded part
     folded, at the top, the default view."""
@@ -477,9 +511,11 @@ def scroll_to(page, element_id: str):
     above it shown first (build.py ships them in prerendered.json, which the page shows as they come
     near), so they do not grow and push it off screen after the jump. A folded part it is in is opened
     first, as a reader would click its "More"."""
-    page.evaluate("""async (id) => {
+    page.evaluate(
+        """async (id) => {
         const el = document.getElementById(id);
-        for (let d = el.closest('details:not([open])'); d; d = d.parentElement?.closest('details:not([open])')) d.open = true;
+        for (let d = el.closest('details:not([open])'); d; d = d.parentElement?.closest('details:not([open])'))
+            d.open = true;
         const pending = [...document.querySelectorAll('[data-panel] > template[data-prerendered]')]
             .filter((t) => t.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
         if (pending.length) {
@@ -489,14 +525,17 @@ def scroll_to(page, element_id: str):
                 t.remove();
             }
         }
-        el.scrollIntoView(); }""", element_id)
+        el.scrollIntoView(); }""",
+        element_id,
+    )
 
 
 def cut_choices(page, more: dict[str, list[str]] | None = None) -> list[str]:
     """The choices of the settings card's selects that would show cut off once chosen, one line each:
     each option's text (and the texts in more, by select id: another layer's heads, say) against the
     select's content box less the drop-down arrow Chromium draws inside it (~20 px; 24 allowed)."""
-    return page.evaluate("""(more) => {
+    return page.evaluate(
+        """(more) => {
         const ctx = document.createElement('canvas').getContext('2d'), cut = [];
         for (const sel of document.querySelectorAll('#settings-card select')) {
             const st = getComputedStyle(sel);
@@ -508,7 +547,9 @@ def cut_choices(page, more: dict[str, list[str]] | None = None) -> list[str]:
             }
         }
         return cut;
-    }""", more or {})
+    }""",
+        more or {},
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -525,12 +566,23 @@ def axe_violations(page, context: str = "document", colours_only: bool = False) 
     colour contrast, links told apart by colour), for the same page in the other colour scheme."""
     if not page.evaluate("typeof window.axe === 'object'"):
         page.add_script_tag(content=_axe_source())
-    only = ("runOnly: { type: 'rule', values: axe._audit.rules"
-            ".filter((r) => r.enabled && r.tags.includes('cat.color')).map((r) => r.id) }, ") if colours_only else ""
+    only = (
+        (
+            "runOnly: { type: 'rule', values: axe._audit.rules"
+            ".filter((r) => r.enabled && r.tags.includes('cat.color')).map((r) => r.id) }, "
+        )
+        if colours_only
+        else ""
+    )
     results = page.evaluate(f"""async () => {{
         const r = await axe.run({context}, {{ {only}resultTypes: ["violations"] }});
         return r.violations.map((v) => ({{ id: v.id, impact: v.impact, help: v.help,
-            nodes: v.nodes.map((n) => n.target.join(" ") + " :: " + (n.failureSummary || "").split("\\n").slice(1, 2).join("")) }}));
+            nodes: v.nodes.map((n) => n.target.join(" ") + " :: "
+                + (n.failureSummary || "").split("\\n").slice(1, 2).join("")) }}));
     }}""")
-    return [f"{v['id']} ({v['impact']}): {v['help']}\n    " + "\n    ".join(v["nodes"][:6])
-            + (f"\n    … and {len(v['nodes']) - 6} more" if len(v["nodes"]) > 6 else "") for v in results]
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']}\n    "
+        + "\n    ".join(v["nodes"][:6])
+        + (f"\n    … and {len(v['nodes']) - 6} more" if len(v["nodes"]) > 6 else "")
+        for v in results
+    ]

@@ -3,6 +3,7 @@
 Strict: a closing tag with no open element, or an element left open, fails the test,
 so it also checks that views write well-formed markup.
 """
+
 from __future__ import annotations
 
 from html.parser import HTMLParser
@@ -22,8 +23,12 @@ class Node:
     def find_all(self, tag=None, **attrs):
         """Nodes with this tag and attributes (class_ -> class, data_x -> data-x; True = present)."""
         want = {k.rstrip("_").replace("_", "-"): v for k, v in attrs.items()}
-        return [n for n in self.iter() if (tag is None or n.tag == tag)
-                and all((k in n.attrs) if v is True else n.attrs.get(k) == v for k, v in want.items())]
+        return [
+            n
+            for n in self.iter()
+            if (tag is None or n.tag == tag)
+            and all((k in n.attrs) if v is True else n.attrs.get(k) == v for k, v in want.items())
+        ]
 
     def has_class(self, cls):
         return cls in (self.attrs.get("class") or "").split()

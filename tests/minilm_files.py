@@ -5,6 +5,7 @@ verifies its members into the runtime cache ($AE_RUNTIME_CACHE or
 .cache/runtime). A file that cannot be had is a failure with that instruction,
 never a skip, so a green run always means the model was checked.
 """
+
 from __future__ import annotations
 
 import functools

@@ -9,6 +9,7 @@ Expected numbers come from references written here with plain Python loops (list
 math.exp, math.erf), or from NumPy formulas written out by hand from the designed model's weights,
 never from the code under test.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,8 +57,9 @@ def ref_block(x, p, n_heads, on, mask, temperature=1.0, eps=1e-5):
         cols = range(h * dh, (h + 1) * dh)
         head_w = []
         for i in range(n):
-            scores = [sum(proj["q"][i][c] * proj["k"][j][c] for c in cols) / (math.sqrt(dh) * temperature)
-                      for j in range(n)]
+            scores = [
+                sum(proj["q"][i][c] * proj["k"][j][c] for c in cols) / (math.sqrt(dh) * temperature) for j in range(n)
+            ]
             live = [s for s, ok in zip(scores, mask[i]) if ok]
             top = max(live)
             e = [math.exp(s - top) if ok else 0.0 for s, ok in zip(scores, mask[i])]
@@ -69,22 +71,40 @@ def ref_block(x, p, n_heads, on, mask, temperature=1.0, eps=1e-5):
         weights.append(head_w)
     attn = _matmul(concat, L(p.w_o))
     attn_out = [[attn[i][j] + L(p.b_o)[j] for j in range(d)] for i in range(n)]
-    h1 = [_layer_norm_row([x[i][j] + attn_out[i][j] for j in range(d)], L(p.ln1_gamma), L(p.ln1_beta), eps)
-          for i in range(n)]
+    h1 = [
+        _layer_norm_row([x[i][j] + attn_out[i][j] for j in range(d)], L(p.ln1_gamma), L(p.ln1_beta), eps)
+        for i in range(n)
+    ]
     pre = _matmul(h1, L(p.w_1))
     act = [[_gelu(pre[i][u] + L(p.b_1)[u]) for u in range(len(pre[0]))] for i in range(n)]
     ffn = _matmul(act, L(p.w_2))
-    out = [_layer_norm_row([h1[i][j] + ffn[i][j] + L(p.b_2)[j] for j in range(d)], L(p.ln2_gamma),
-                           L(p.ln2_beta), eps) for i in range(n)]
+    out = [
+        _layer_norm_row([h1[i][j] + ffn[i][j] + L(p.b_2)[j] for j in range(d)], L(p.ln2_gamma), L(p.ln2_beta), eps)
+        for i in range(n)
+    ]
     return weights, attn_out, out
 
 
 def random_params(rng, d, d_ff, dtype=np.float64) -> core.BlockParams:
     w = lambda *shape: rng.normal(0.0, 0.5, shape).astype(dtype)  # noqa: E731
     return core.BlockParams(
-        w_q=w(d, d), w_k=w(d, d), w_v=w(d, d), w_o=w(d, d), b_q=w(d), b_k=w(d), b_v=w(d), b_o=w(d),
-        ln1_gamma=(1.0 + w(d)).astype(dtype), ln1_beta=w(d), w_1=w(d, d_ff), b_1=w(d_ff), w_2=w(d_ff, d),
-        b_2=w(d), ln2_gamma=(1.0 + w(d)).astype(dtype), ln2_beta=w(d))
+        w_q=w(d, d),
+        w_k=w(d, d),
+        w_v=w(d, d),
+        w_o=w(d, d),
+        b_q=w(d),
+        b_k=w(d),
+        b_v=w(d),
+        b_o=w(d),
+        ln1_gamma=(1.0 + w(d)).astype(dtype),
+        ln1_beta=w(d),
+        w_1=w(d, d_ff),
+        b_1=w(d_ff),
+        w_2=w(d_ff, d),
+        b_2=w(d),
+        ln2_gamma=(1.0 + w(d)).astype(dtype),
+        ln2_beta=w(d),
+    )
 
 
 def close(actual, expected, tol):
@@ -94,6 +114,7 @@ def close(actual, expected, tol):
 
 
 # --------------------------------------------------------------------------- core.transformer_block
+
 
 @pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-10), (np.float32, 2e-4)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -118,7 +139,7 @@ def test_a_switched_off_heads_z_is_zero_before_w_o_against_a_loop_reference(dtyp
         assert bool(t.head_on[h]) == bool(on[h])
         if not on[h]:
             assert not np.any(t.head_outputs[h]), f"head {h} is off: its z must be all 0"
-            assert np.all(t.concat[:, h * d_head:(h + 1) * d_head] == 0)
+            assert np.all(t.concat[:, h * d_head : (h + 1) * d_head] == 0)
     # and the loop reference with every head on is a different block (the test can fail)
     _, all_on_attn, _ = ref_block(x.astype(np.float64).tolist(), p, n_heads, [True] * n_heads, mask.tolist())
     assert np.max(np.abs(np.asarray(all_on_attn) - np.asarray(ref_attn))) > 10 * tol
@@ -139,8 +160,17 @@ def test_every_head_on_is_exactly_the_block_without_a_head_mask():
     assert plain.head_on.tolist() == [True, True, True]
 
 
-@pytest.mark.parametrize("bad", [np.ones(4, bool), np.ones((1, 3), bool), np.array([1, 0, 1]),
-                                 np.array([1.0, 0.0, 1.0]), [1, 0, 1], np.ones(2, bool)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.ones(4, bool),
+        np.ones((1, 3), bool),
+        np.array([1, 0, 1]),
+        np.array([1.0, 0.0, 1.0]),
+        [1, 0, 1],
+        np.ones(2, bool),
+    ],
+)
 def test_a_head_mask_of_the_wrong_shape_or_type_is_refused_by_name(bad):
     rng = np.random.default_rng(6)
     p = random_params(rng, 6, 7)
@@ -149,6 +179,7 @@ def test_a_head_mask_of_the_wrong_shape_or_type_is_refused_by_name(bad):
 
 
 # --------------------------------------------------------------------------- the designed model
+
 
 def _gelu_np(a):
     return 0.5 * a * (1.0 + np.vectorize(math.erf)(a / math.sqrt(2.0)))
@@ -164,7 +195,9 @@ def test_designed_forward_with_one_head_off_equals_the_block_by_hand(head):
     """designed.MODEL.forward(ablated=((0, h),)) against the block written out from its weights, with
     head h's z zeroed: softmax(QKᵀ/√d_k) V per head, concat @ W_O, residual, LayerNorm, GELU FFN, LayerNorm."""
     toks = designed.tokenize(designed.DEFAULT_TEXT)
-    run = designed.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu", ablated=((0, head),)))
+    run = designed.MODEL.forward(
+        toks, core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu", ablated=((0, head),))
+    )
     p = designed.block_params()
     x = np.asarray(run.embedding.x, dtype=np.float64)  # [n, 256]
     dh = designed.CONFIG.d_head
@@ -196,6 +229,7 @@ def test_state_compute_passes_the_switched_off_heads_and_compute_intact_does_not
 
 # --------------------------------------------------------------------------- several layers (toy model)
 
+
 def _toy_runs(ablated):
     with toy_model.registered():
         s = dataclasses.replace(st.State(), model="toy", ablated=ablated)
@@ -203,8 +237,11 @@ def _toy_runs(ablated):
 
 
 def _arrays(trace):
-    return {f.name: getattr(trace, f.name) for f in dataclasses.fields(core.BlockTrace)
-            if isinstance(getattr(trace, f.name), np.ndarray) and f.name != "head_on"}
+    return {
+        f.name: getattr(trace, f.name)
+        for f in dataclasses.fields(core.BlockTrace)
+        if isinstance(getattr(trace, f.name), np.ndarray) and f.name != "head_on"
+    }
 
 
 def test_a_head_off_in_layer_1_leaves_layer_0_identical_and_changes_layer_1s_output():

@@ -6,6 +6,7 @@ rows renormalised, multiplied as Ã_upto ⋯ Ã_0 (0-based, upto included, None 
 invalid arguments raise ValueError naming the argument. The references below are written from that
 definition with lists and explicit loops, never from core's numbers.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,6 +28,7 @@ TOL = 1e-12
 # --------------------------------------------------------------------------
 # loop references: lists of lists of floats in, lists out
 # --------------------------------------------------------------------------
+
 
 def ref_head_mean(weights):  # [n_heads][n_q][n_k] -> [n_q][n_k]
     n_heads, n_q, n_k = len(weights), len(weights[0]), len(weights[0][0])
@@ -61,13 +63,15 @@ def ref_rollout(layers, upto):  # [n_layers][n_heads][n][n], int -> [n][n]
 
 def close(a, b, tol=TOL):
     a, b = np.asarray(a, dtype=np.float64).tolist(), b
-    return len(a) == len(b) and all(len(ra) == len(rb) and all(abs(x - y) <= tol for x, y in zip(ra, rb))
-                                     for ra, rb in zip(a, b))
+    return len(a) == len(b) and all(
+        len(ra) == len(rb) and all(abs(x - y) <= tol for x, y in zip(ra, rb)) for ra, rb in zip(a, b)
+    )
 
 
 # --------------------------------------------------------------------------
 # inputs: attention-like weights (rows on the simplex), some masked
 # --------------------------------------------------------------------------
+
 
 def random_layers(seed, n, heads_per_layer, *, causal=False, dead_rows=()):
     """[n_layers] of [n_heads, n, n] weights: softmax rows of random logits; causal: zero right of the
@@ -94,9 +98,9 @@ def random_layers(seed, n, heads_per_layer, *, causal=False, dead_rows=()):
 CASES = [  # (seed, n, heads per layer, causal, fully masked rows)
     (0, 5, (4, 4, 4), False, ()),
     (1, 7, (3, 3, 3, 3, 3, 3), True, ()),
-    (2, 4, (2, 5), False, ((0, 1, 2),)),            # one head has a dead row: the mean row sums to < 1
+    (2, 4, (2, 5), False, ((0, 1, 2),)),  # one head has a dead row: the mean row sums to < 1
     (3, 6, (3, 3, 3), True, ((1, 0, 3), (1, 1, 3), (1, 2, 3))),  # a row dead in every head of a layer
-    (4, 1, (2, 2), False, ()),                      # a single token
+    (4, 1, (2, 2), False, ()),  # a single token
 ]
 
 
@@ -169,6 +173,7 @@ def test_inputs_are_not_modified():
 # invalid arguments: ValueError naming the argument
 # --------------------------------------------------------------------------
 
+
 def test_head_mean_rejects_a_matrix_that_is_not_per_head():
     with pytest.raises(ValueError, match="weights"):
         core.head_mean(np.full((3, 3), 1 / 3))
@@ -184,11 +189,11 @@ def test_rollout_rejects_no_layers():
 def test_rollout_rejects_a_layer_of_the_wrong_shape():
     a, b = random_layers(10, 4, (2, 2))
     with pytest.raises(ValueError, match=r"layer_weights\[1\]"):
-        core.attention_rollout([a, b[0]])               # 2-D: heads missing
+        core.attention_rollout([a, b[0]])  # 2-D: heads missing
     with pytest.raises(ValueError, match=r"layer_weights\[1\]"):
-        core.attention_rollout([a, b[:, :3, :3]])        # another sentence length
+        core.attention_rollout([a, b[:, :3, :3]])  # another sentence length
     with pytest.raises(ValueError, match=r"layer_weights\[0\]"):
-        core.attention_rollout([a[:, :3, :], b])          # not square
+        core.attention_rollout([a[:, :3, :], b])  # not square
 
 
 @pytest.mark.parametrize("upto", [2, 5, -1])

@@ -13,6 +13,7 @@ could hide a small slip in a formula below that bound (an eps, a GELU
 approximation), so the same forward pass is also run on the same weights
 widened to float64 and must then equal the reference to 1e-12.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,10 +23,9 @@ import math
 import numpy as np
 import pytest
 
-from minilm_files import SENTENCES, cached_file, fp32_tensors, token_ids
-
 from attention_explorer import core
 from attention_explorer.models import bert
+from minilm_files import SENTENCES, cached_file, fp32_tensors, token_ids
 
 # The issue's bound for the float32 forward pass vs the reference, absolute, on attention weights (probabilities:
 # an absolute error is what a reader sees) and on hidden states (LayerNorm outputs: unit-scale rows, a few
@@ -41,17 +41,18 @@ N_LAYERS, N_HEADS, D_MODEL, D_HEAD, D_FF, EPS = 6, 12, 384, 32, 1536, 1e-12
 # fixtures: weights read once per module (the file is 90 MB)
 # --------------------------------------------------------------------------
 
+
 def _raw_tensors(path):
     """{name: float64 array} straight from the file: no validation, nothing from the package."""
     data = path.read_bytes()
     n = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + n])
+    header = json.loads(data[8 : 8 + n])
     out = {}
     for name, e in header.items():
         if name == "__metadata__" or e["dtype"] != "F32":
             continue
         begin, end = e["data_offsets"]
-        a = np.frombuffer(data[8 + n + begin:8 + n + end], dtype="<f4").reshape(e["shape"])
+        a = np.frombuffer(data[8 + n + begin : 8 + n + end], dtype="<f4").reshape(e["shape"])
         out[name] = a.astype(np.float64)  # float32 weights, exactly; the reference computes in float64
     return out
 
@@ -69,15 +70,19 @@ def weights():
 @pytest.fixture(scope="module")
 def weights64(weights):
     """The same weights widened to float64 (exactly): core then runs the very same code in float64."""
+
     def wide(record):
-        return dataclasses.replace(record, **{k: v.astype(np.float64) for k, v in vars(record).items()
-                                              if isinstance(v, np.ndarray)})
+        return dataclasses.replace(
+            record, **{k: v.astype(np.float64) for k, v in vars(record).items() if isinstance(v, np.ndarray)}
+        )
+
     return dataclasses.replace(wide(weights), layers=tuple(wide(p) for p in weights.layers))
 
 
 # --------------------------------------------------------------------------
 # the independent reference
 # --------------------------------------------------------------------------
+
 
 def ref_layer_norm(v, gamma, beta, eps=EPS):  # one row: explicit mean and biased variance
     d = len(v)
@@ -99,9 +104,16 @@ def ref_bert(raw, ids, temperature=1.0, scale=None, allowed=None):
     n = len(ids)
     scale = math.sqrt(D_HEAD) if scale is None else scale
     E = "embeddings."
-    x = [ref_layer_norm(raw[E + "word_embeddings.weight"][ids[i]] + raw[E + "position_embeddings.weight"][i]
-                        + raw[E + "token_type_embeddings.weight"][0],
-                        raw[E + "LayerNorm.weight"], raw[E + "LayerNorm.bias"]) for i in range(n)]
+    x = [
+        ref_layer_norm(
+            raw[E + "word_embeddings.weight"][ids[i]]
+            + raw[E + "position_embeddings.weight"][i]
+            + raw[E + "token_type_embeddings.weight"][0],
+            raw[E + "LayerNorm.weight"],
+            raw[E + "LayerNorm.bias"],
+        )
+        for i in range(n)
+    ]
     emb = np.array(x)
     all_weights = []
     for layer in range(N_LAYERS):
@@ -115,8 +127,7 @@ def ref_bert(raw, ids, temperature=1.0, scale=None, allowed=None):
             cols = slice(h * D_HEAD, (h + 1) * D_HEAD)
             for i in range(n):
                 live = [j for j in range(n) if allowed is None or allowed[i][j]]
-                logits = {j: sum(a * b for a, b in zip(q[i][cols], k[j][cols])) / (scale * temperature)
-                          for j in live}
+                logits = {j: sum(a * b for a, b in zip(q[i][cols], k[j][cols])) / (scale * temperature) for j in live}
                 m = max(logits.values())
                 e = {j: math.exp(logits[j] - m) for j in live}
                 total = sum(e.values())
@@ -124,35 +135,48 @@ def ref_bert(raw, ids, temperature=1.0, scale=None, allowed=None):
                     A[h, i, j] = e[j] / total
                 concat[i][cols] = sum(A[h, i, j] * v[j][cols] for j in live)
         all_weights.append(A)
-        h1 = [ref_layer_norm(x[i] + ref_linear(raw, L + "attention.output.dense", concat[i]),
-                             raw[L + "attention.output.LayerNorm.weight"], raw[L + "attention.output.LayerNorm.bias"])
-              for i in range(n)]
+        h1 = [
+            ref_layer_norm(
+                x[i] + ref_linear(raw, L + "attention.output.dense", concat[i]),
+                raw[L + "attention.output.LayerNorm.weight"],
+                raw[L + "attention.output.LayerNorm.bias"],
+            )
+            for i in range(n)
+        ]
         x = []
         for i in range(n):
             act = np.array([ref_gelu(t) for t in ref_linear(raw, L + "intermediate.dense", h1[i])])
-            x.append(ref_layer_norm(h1[i] + ref_linear(raw, L + "output.dense", act),
-                                    raw[L + "output.LayerNorm.weight"], raw[L + "output.LayerNorm.bias"]))
+            x.append(
+                ref_layer_norm(
+                    h1[i] + ref_linear(raw, L + "output.dense", act),
+                    raw[L + "output.LayerNorm.weight"],
+                    raw[L + "output.LayerNorm.bias"],
+                )
+            )
     return emb, all_weights, np.array(x)
 
 
 def _assert_matches_reference(raw, weights, weights64, ids, **knobs):
     allowed = core.causal_mask(len(ids)) if knobs.get("causal") else None
-    r_emb, r_weights, r_out = ref_bert(raw, ids, knobs.get("temperature", 1.0), knobs.get("dk_scale"),
-                                       None if allowed is None else allowed.tolist())
+    r_emb, r_weights, r_out = ref_bert(
+        raw, ids, knobs.get("temperature", 1.0), knobs.get("dk_scale"), None if allowed is None else allowed.tolist()
+    )
     for w, dtype, tol in ((weights, np.float32, TOL), (weights64, np.float64, TOL64)):
         emb, traces = bert.forward(w, ids, settings=core.Settings(**knobs))
         where = f"({np.dtype(dtype).name})"
         np.testing.assert_allclose(emb.out, r_emb, rtol=0, atol=tol, err_msg=f"embedding LayerNorm {where}")
         for layer, (t, rw) in enumerate(zip(traces, r_weights)):
             assert t.weights.dtype == t.out.dtype == dtype, f"layer {layer} computed in {t.out.dtype}, not {where}"
-            np.testing.assert_allclose(t.weights, rw, rtol=0, atol=tol,
-                                       err_msg=f"attention weights, layer {layer} {where}")
+            np.testing.assert_allclose(
+                t.weights, rw, rtol=0, atol=tol, err_msg=f"attention weights, layer {layer} {where}"
+            )
         np.testing.assert_allclose(traces[-1].out, r_out, rtol=0, atol=tol, err_msg=f"final hidden states {where}")
 
 
 # --------------------------------------------------------------------------
 # the forward pass equals the reference
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("sentence", [SENTENCES[0], SENTENCES[1], SENTENCES[-1]])
 def test_forward_equals_independent_reference(raw, weights, weights64, sentence):
@@ -183,8 +207,13 @@ def test_embedding_parts_are_the_table_rows(raw, weights):
 
 def test_traces_describe_minilm(weights):
     """Six BlockTraces of 12 heads x 32 dims, 1536 GELU units, eps 1e-12, true scale sqrt(32)."""
-    assert (weights.n_layers, weights.n_heads, weights.d_model, weights.d_head, weights.d_ff) == \
-        (N_LAYERS, N_HEADS, D_MODEL, D_HEAD, D_FF)
+    assert (weights.n_layers, weights.n_heads, weights.d_model, weights.d_head, weights.d_ff) == (
+        N_LAYERS,
+        N_HEADS,
+        D_MODEL,
+        D_HEAD,
+        D_FF,
+    )
     assert (weights.vocab_size, weights.max_positions) == (30522, 512)
     ids = token_ids(SENTENCES[6])
     emb, traces = bert.forward(weights, ids)
@@ -210,8 +239,10 @@ def test_traces_are_read_only(weights):
 # a check that needs no reference: the model does its job
 # --------------------------------------------------------------------------
 
+
 def test_paraphrases_embed_closer_than_unrelated_sentences(weights):
     """Mean-pooled, normalised final states (the model's sentence embedding) put paraphrases together."""
+
     def embedding(sentence):
         return bert.sentence_embedding(bert.forward(weights, token_ids(sentence))[1][-1].out)
 
@@ -226,6 +257,7 @@ def test_paraphrases_embed_closer_than_unrelated_sentences(weights):
 # --------------------------------------------------------------------------
 # loading: names, prefixes, failures that name the culprit
 # --------------------------------------------------------------------------
+
 
 def test_bert_prefixed_names_load_the_same_model(weights):
     """Checkpoints saved from BertForMaskedLM & co. prefix every name with 'bert.'."""
@@ -256,14 +288,17 @@ def test_config_must_describe_what_is_computed():
         bert.load_weights(fp32_tensors(), {"hidden_size": 768})
 
 
-@pytest.mark.parametrize("ids, message", [
-    ([101, 30522, 102], r"token_ids must lie in \[0, 30522\)"),
-    ([101, -1, 102], r"token_ids must lie in"),
-    ([[101, 102]], r"token_ids must be a 1-D integer array"),
-    ([101.0, 102.0], r"token_ids must be a 1-D integer array"),
-    ([], r"token_ids must hold 1\.\.512 tokens"),
-    ([101] * 513, r"token_ids must hold 1\.\.512 tokens"),
-])
+@pytest.mark.parametrize(
+    "ids, message",
+    [
+        ([101, 30522, 102], r"token_ids must lie in \[0, 30522\)"),
+        ([101, -1, 102], r"token_ids must lie in"),
+        ([[101, 102]], r"token_ids must be a 1-D integer array"),
+        ([101.0, 102.0], r"token_ids must be a 1-D integer array"),
+        ([], r"token_ids must hold 1\.\.512 tokens"),
+        ([101] * 513, r"token_ids must hold 1\.\.512 tokens"),
+    ],
+)
 def test_bad_token_ids_are_refused(weights, ids, message):
     with pytest.raises(ValueError, match=message):
         bert.forward(weights, ids)

@@ -5,6 +5,7 @@ interaction that redraws the page (a new sentence, another head, another stage),
 the trained model chosen; the research views with pinned queries, a head switched off and a
 sentence pair, for both models.
 """
+
 from __future__ import annotations
 
 import re
@@ -34,8 +35,10 @@ def _looks(page, when: str, combos, context: str = "document"):
 
 # What a dark-scheme block may set: colours (custom properties holding one, colour properties); nothing
 # that moves a box.
-COLOUR_ONLY = re.compile(r"--[a-z-]+:\s*(#[0-9a-f]{6}|rgba\([\d., ]+\))"
-                         r"|(color|background|background-color|border(-[a-z]+)?-color):\s*(#[0-9a-f]{3,6}|var\(--[a-z-]+\))")
+COLOUR_ONLY = re.compile(
+    r"--[a-z-]+:\s*(#[0-9a-f]{6}|rgba\([\d., ]+\))"
+    r"|(color|background|background-color|border(-[a-z]+)?-color):\s*(#[0-9a-f]{3,6}|var\(--[a-z-]+\))"
+)
 
 
 def _dark_blocks(css: str) -> list[str]:
@@ -48,7 +51,7 @@ def _dark_blocks(css: str) -> list[str]:
             depth += {"{": 1, "}": -1}.get(css[k], 0)
             if depth == 0:
                 break
-        blocks.append(css[css.index("{", at) + 1:k])
+        blocks.append(css[css.index("{", at) + 1 : k])
         start = k
     return blocks
 
@@ -62,8 +65,13 @@ def test_the_dark_scheme_changes_colours_only():
         css = re.sub(r"/\*.*?\*/", "", path.read_text(encoding="utf-8"), flags=re.S)
         blocks = _dark_blocks(css)
         assert css.count("prefers-color-scheme") == len(blocks), f"{path.name}: a dark block written otherwise"
-        declarations += [(path.name, d.strip()) for block in blocks for rule in re.findall(r"\{([^{}]*)\}", block)
-                         for d in rule.split(";") if d.strip()]
+        declarations += [
+            (path.name, d.strip())
+            for block in blocks
+            for rule in re.findall(r"\{([^{}]*)\}", block)
+            for d in rule.split(";")
+            if d.strip()
+        ]
     assert len(declarations) > 10
     others = [x for x in declarations if not COLOUR_ONLY.fullmatch(x[1])]
     assert not others, f"dark-scheme rules that are not colours: {others}"
@@ -111,16 +119,26 @@ def test_no_axe_violations_at_ready_and_after_interactions(profile, base_url):
         _looks(page, "after choosing another stage and opening two tables of numbers", [(1280, "dark"), (360, "light")])
         # closed again: open, they keep ~9,000 px of the page above the research views until those panels
         # are redrawn for another model, and the views below would jump out of the window meanwhile
-        page.evaluate("() => { for (const d of document.querySelectorAll('details.numbers-table[open]')) d.open = false; }")
-        _research(page, "p=1_3&ab=0&s2=The+dog+chased+the+cat+because+it+was+small", "designed",
-                  "in the research views (pinned queries, a head off, a sentence pair)")
+        page.evaluate(
+            "() => { for (const d of document.querySelectorAll('details.numbers-table[open]')) d.open = false; }"
+        )
+        _research(
+            page,
+            "p=1_3&ab=0&s2=The+dog+chased+the+cat+because+it+was+small",
+            "designed",
+            "in the research views (pinned queries, a head off, a sentence pair)",
+        )
         # your own attention function: the CodeMirror editor (loaded as it comes near), run
         scroll_to(page, "code-card")
         page.wait_for_selector("#code-card .code-mirror .cm-content")
         page.click("#run-code")
         page.wait_for_selector('[data-view="code-status"][data-custom="true"]')
-        _looks(page, "with the code editor and your attention function in use", [(1280, "light"), (360, "dark")],
-               "document.getElementById('your-attention')")
+        _looks(
+            page,
+            "with the code editor and your attention function in use",
+            [(1280, "light"), (360, "dark")],
+            "document.getElementById('your-attention')",
+        )
         # the trained model: its download, then every panel drawn for it (word pieces, 12 heads, ...)
         page.evaluate("window.scrollTo(0, 0)")  # the heatmap on screen again, so that it is redrawn
         page.select_option("#model", "minilm")
@@ -130,8 +148,12 @@ def test_no_axe_violations_at_ready_and_after_interactions(profile, base_url):
         page.wait_for_selector("#tooltip:not([hidden])")
         # the page around it was checked in this state just above: the tooltip itself, over the page
         _looks(page, "with a tooltip shown", [(1280, "light")], "document.getElementById('tooltip')")
-        _research(page, "m=minilm&l=3&p=2&ab=5_40&s2=The+cat+sat+on+the+mat.", "minilm",
-                  "in the research views of the trained model")
+        _research(
+            page,
+            "m=minilm&l=3&p=2&ab=5_40&s2=The+cat+sat+on+the+mat.",
+            "minilm",
+            "in the research views of the trained model",
+        )
         problems.assert_none()
     finally:
         context.close()

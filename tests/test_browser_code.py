@@ -4,9 +4,9 @@ endless loop stopped, and a link that carries code without running it.
 Expected weights are computed here from the designed model's embedding and weights
 (test_browser_panels.independent_scores), with the softmax written out.
 """
+
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -14,7 +14,7 @@ import pytest
 
 from attention_explorer import custom_attention, permalink, state as st
 from attention_explorer.models import designed as model
-from conftest import PageProblems, open_page, scroll_to, wait_ready
+from conftest import open_page, scroll_to, wait_ready
 from test_browser_panels import MATRIX, independent_scores
 
 pytestmark = pytest.mark.browser
@@ -32,8 +32,11 @@ def coded(profile, base_url):
 
 def set_code(page, text: str):
     """Put text in the editor the way the page's own controls do (#attention-code's value + input)."""
-    page.evaluate("""t => { const el = document.getElementById('attention-code'); el.value = t;
-        el.dispatchEvent(new Event('input')); }""", text)
+    page.evaluate(
+        """t => { const el = document.getElementById('attention-code'); el.value = t;
+        el.dispatchEvent(new Event('input')); }""",
+        text,
+    )
 
 
 def matrix_custom(page) -> str | None:
@@ -41,7 +44,9 @@ def matrix_custom(page) -> str | None:
 
 
 def heatmap(page) -> np.ndarray:
-    cells = page.eval_on_selector_all(f"{MATRIX} rect[data-i]", "els => els.map(e => [+e.dataset.i, +e.dataset.j, +e.dataset.weight])")
+    cells = page.eval_on_selector_all(
+        f"{MATRIX} rect[data-i]", "els => els.map(e => [+e.dataset.i, +e.dataset.j, +e.dataset.weight])"
+    )
     n = int(math.isqrt(len(cells)))
     out = np.zeros((n, n))
     for i, j, w in cells:
@@ -87,11 +92,16 @@ def test_an_edit_runs_on_every_head_and_the_heatmap_says_so(coded):
 
 # NumPy's parts the page's start-up never loads (numpy_install leaves each extension module to load
 # when first imported): random, fft and lapack_lite, used so that the weights stay exactly checkable
-LAZY_PARTS = NO_SCALING.replace("import numpy as np\n", """import numpy as np
+LAZY_PARTS = NO_SCALING.replace(
+    "import numpy as np\n",
+    """import numpy as np
 import numpy.linalg.lapack_lite
 
 rng = np.random.default_rng(0)
-""").replace("    scores = q @ k.T", "    scores = np.fft.ifft(np.fft.fft(q @ k.T, axis=-1), axis=-1).real + 0 * rng.random()")
+""",
+).replace(
+    "    scores = q @ k.T", "    scores = np.fft.ifft(np.fft.fft(q @ k.T, axis=-1), axis=-1).real + 0 * rng.random()"
+)
 
 
 def test_a_function_may_use_the_parts_of_numpy_the_page_never_loads(coded):
@@ -138,15 +148,19 @@ def test_errors_say_what_is_wrong_and_keep_the_last_good_view(coded):
     assert st.State().text  # the page is still live: another head draws with the last good function
     back_to_top(page)
     page.select_option("#head", "2")
-    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.head === '2' "
-                           f"&& document.querySelector('{MATRIX}').dataset.custom === 'true'")
+    page.wait_for_function(
+        f"document.querySelector('{MATRIX}').dataset.head === '2' "
+        f"&& document.querySelector('{MATRIX}').dataset.custom === 'true'"
+    )
     problems.assert_none()
 
 
 def test_an_endless_loop_is_stopped_and_the_page_comes_back(coded):
     page, problems = coded
     scroll_to(page, "code-card")
-    loop = custom_attention.SOURCE.replace("    return z, weights", "    while True:\n        pass\n    return z, weights")
+    loop = custom_attention.SOURCE.replace(
+        "    return z, weights", "    while True:\n        pass\n    return z, weights"
+    )
     set_code(page, loop)
     page.click("#run-code")
     page.wait_for_function(f"document.querySelector('{MESSAGE}').textContent.includes('more than 2 s')", timeout=10_000)
@@ -170,14 +184,17 @@ def test_a_function_that_hangs_on_a_later_change_is_switched_off(coded):
     back with the page's own function (running the hanging one again would hang again)."""
     page, problems = coded
     scroll_to(page, "code-card")
-    trap = custom_attention.SOURCE.replace("    return z, weights",
-                                           "    while temperature > 2:\n        pass\n    return z, weights")
+    trap = custom_attention.SOURCE.replace(
+        "    return z, weights", "    while temperature > 2:\n        pass\n    return z, weights"
+    )
     set_code(page, trap)
     page.click("#run-code")
     page.wait_for_selector('[data-view="code-status"][data-custom="true"]')
     back_to_top(page)
     page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.custom === 'true'")
-    page.eval_on_selector("#temperature", "el => { el.value = '3'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    page.eval_on_selector(
+        "#temperature", "el => { el.value = '3'; el.dispatchEvent(new Event('input', {bubbles: true})); }"
+    )
     page.wait_for_function(f"document.querySelector('{MESSAGE}').textContent.includes('page\\'s own')", timeout=10_000)
     wait_ready(page)
     page.wait_for_function(f"!document.querySelector('{MATRIX}').dataset.custom")

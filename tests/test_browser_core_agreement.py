@@ -4,6 +4,7 @@ Fixed random inputs are made here, sent to the worker's core_selftest, run throu
 core.transformer_block in Pyodide/NumPy 2.0.2, and compared with the same call in
 CPython, to 1e-12.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,30 +29,60 @@ def fixed_inputs():
     rng = np.random.default_rng(20261129)
     w = lambda *shape: rng.normal(0, 1, shape)  # noqa: E731
     params = core.BlockParams(
-        w_q=w(D_MODEL, D_MODEL), w_k=w(D_MODEL, D_MODEL), w_v=w(D_MODEL, D_MODEL), w_o=w(D_MODEL, D_MODEL),
-        b_q=w(D_MODEL), b_k=w(D_MODEL), b_v=w(D_MODEL), b_o=w(D_MODEL),
-        ln1_gamma=1 + 0.1 * w(D_MODEL), ln1_beta=0.1 * w(D_MODEL),
-        w_1=w(D_MODEL, D_FF), b_1=w(D_FF), w_2=w(D_FF, D_MODEL), b_2=w(D_MODEL),
-        ln2_gamma=1 + 0.1 * w(D_MODEL), ln2_beta=0.1 * w(D_MODEL), w_gate=w(D_MODEL, D_FF))
+        w_q=w(D_MODEL, D_MODEL),
+        w_k=w(D_MODEL, D_MODEL),
+        w_v=w(D_MODEL, D_MODEL),
+        w_o=w(D_MODEL, D_MODEL),
+        b_q=w(D_MODEL),
+        b_k=w(D_MODEL),
+        b_v=w(D_MODEL),
+        b_o=w(D_MODEL),
+        ln1_gamma=1 + 0.1 * w(D_MODEL),
+        ln1_beta=0.1 * w(D_MODEL),
+        w_1=w(D_MODEL, D_FF),
+        b_1=w(D_FF),
+        w_2=w(D_FF, D_MODEL),
+        b_2=w(D_MODEL),
+        ln2_gamma=1 + 0.1 * w(D_MODEL),
+        ln2_beta=0.1 * w(D_MODEL),
+        w_gate=w(D_MODEL, D_FF),
+    )
     return 3 * w(N, D_MODEL), params, np.array([[1e4, -1e4, 0.0, 3.0], [-2.0, -2.0, -2.0, -2.0]])
 
 
 def test_core_in_pyodide_agrees_with_cpython(live):
     x, params, logits = fixed_inputs()
-    payload = {"x": x.tolist(), "n_heads": N_HEADS, "cases": CASES, "softmax": logits.tolist(),
-               "params": {f.name: getattr(params, f.name).tolist() for f in dataclasses.fields(params)}}
+    payload = {
+        "x": x.tolist(),
+        "n_heads": N_HEADS,
+        "cases": CASES,
+        "softmax": logits.tolist(),
+        "params": {f.name: getattr(params, f.name).tolist() for f in dataclasses.fields(params)},
+    }
     result = live.evaluate("(p) => attentionExplorer.call('core_selftest', p)", payload)
     assert result["numpy"] == "2.0.2", "the browser should run the pinned NumPy"
     np.testing.assert_allclose(result["softmax"], core.softmax(logits), rtol=0, atol=1e-12)
     for case, got in zip(CASES, result["traces"]):
         mask = core.causal_mask(N) if case["causal"] else None
-        want = core.transformer_block(x, params, N_HEADS, temperature=case["temperature"], scale=case["scale"],
-                                      mask=mask, activation=case["activation"])
+        want = core.transformer_block(
+            x,
+            params,
+            N_HEADS,
+            temperature=case["temperature"],
+            scale=case["scale"],
+            mask=mask,
+            activation=case["activation"],
+        )
         for f in dataclasses.fields(want):
             expected = getattr(want, f.name)
             if isinstance(expected, np.ndarray):
-                np.testing.assert_allclose(np.asarray(got[f.name], dtype=expected.dtype), expected, rtol=1e-12,
-                                           atol=1e-12, err_msg=f"{f.name} differs for {case}")
+                np.testing.assert_allclose(
+                    np.asarray(got[f.name], dtype=expected.dtype),
+                    expected,
+                    rtol=1e-12,
+                    atol=1e-12,
+                    err_msg=f"{f.name} differs for {case}",
+                )
             elif expected is None:
                 assert got[f.name] is None, f.name
             elif isinstance(expected, str):

@@ -9,6 +9,7 @@ page errors through a probe script, requests to other hosts through a report-onl
 Expected numbers come from CPython: the designed model's weights written out
 (test_browser_skeleton.independent_weights) and the trained model's forward pass on the same bundle.
 """
+
 from __future__ import annotations
 
 import http.server
@@ -45,7 +46,11 @@ SHOWN = f"() => ({{...document.querySelector('{MATRIX}').dataset}})"
 
 def matrix_is(**want) -> str:
     """A predicate: the heatmap's data-* attributes have these values."""
-    return f"(w) => {{ const s = document.querySelector('{MATRIX}'); return s && Object.entries(w).every(([k, v]) => s.dataset[k] === v); }}", want
+    return (
+        f"(w) => {{ const s = document.querySelector('{MATRIX}'); "
+        f"return s && Object.entries(w).every(([k, v]) => s.dataset[k] === v); }}",
+        want,
+    )
 
 
 def as_matrix(cells) -> np.ndarray:
@@ -58,17 +63,24 @@ def as_matrix(cells) -> np.ndarray:
 
 
 def wait_ready(page, what="the page"):
-    page.wait("() => ['ready', 'error'].includes(document.documentElement.dataset.state)", timeout=READY_S,
-              what=f"{what} to be ready (html[data-state])")
-    state = page.run("() => [document.documentElement.dataset.state, document.getElementById('runtime-status')?.innerText]")
+    page.wait(
+        "() => ['ready', 'error'].includes(document.documentElement.dataset.state)",
+        timeout=READY_S,
+        what=f"{what} to be ready (html[data-state])",
+    )
+    state = page.run(
+        "() => [document.documentElement.dataset.state, document.getElementById('runtime-status')?.innerText]"
+    )
     assert state[0] == "ready", f"{page.name}: Python did not start: {state[1]}"
     page.wait("() => !window.attentionExplorer.waiting().warming", timeout=READY_S, what="the warm-up to end")
 
 
 def missing_engine(name: str) -> str | None:
     """What a machine lacks to run an engine (dev.sh installs it all), or None."""
-    needs = {"firefox": [drivers.FIREFOX, shutil.which("node") or "node"],
-             "webkit": [drivers.WEBKIT_DRIVER, str(drivers.MINIBROWSER), drivers.XVFB]}[name]
+    needs = {
+        "firefox": [drivers.FIREFOX, shutil.which("node") or "node"],
+        "webkit": [drivers.WEBKIT_DRIVER, str(drivers.MINIBROWSER), drivers.XVFB],
+    }[name]
     absent = [p for p in needs if not Path(p).exists()]
     return f"{name} needs {', '.join(absent)}: run `bash dev.sh test`, which installs them" if absent else None
 
@@ -86,8 +98,11 @@ def engine(request, probed):
     if problem := missing_engine(request.param):
         pytest.fail(problem)
     origin, reports = probed  # the bundle's own origin is checked by the policy; the driver allows any local port
-    page = (drivers.FirefoxPage(reports, ["http://127.0.0.1:"]) if request.param == "firefox"
-            else drivers.WebKitPage(reports))
+    page = (
+        drivers.FirefoxPage(reports, ["http://127.0.0.1:"])
+        if request.param == "firefox"
+        else drivers.WebKitPage(reports)
+    )
     try:
         base = origin + "/attention-explorer/"
         page.goto(base)
@@ -100,21 +115,24 @@ def engine(request, probed):
 def back_to_default(page):
     page.run("() => window.scrollTo(0, 0)")
     page.click("#reset")
-    page.wait(*matrix_is(model="designed", head="0", temperature="1", query=str(model.DEFAULT_QUERY)),
-              what="the default view after Reset")
+    page.wait(
+        *matrix_is(model="designed", head="0", temperature="1", query=str(model.DEFAULT_QUERY)),
+        what="the default view after Reset",
+    )
 
 
 def test_ready_with_no_errors_and_nothing_from_another_host(engine):
     page, _ = engine
     assert page.run("() => document.getElementById('runtime-status').innerText").startswith("Python is running")
     shown = page.run(SHOWN)
-    np.testing.assert_allclose(as_matrix(page.run(CELLS)),
-                               independent_weights(model.DEFAULT_TEXT, 0, 1.0, float(shown["dkScale"])), atol=1e-9)
+    np.testing.assert_allclose(
+        as_matrix(page.run(CELLS)), independent_weights(model.DEFAULT_TEXT, 0, 1.0, float(shown["dkScale"])), atol=1e-9
+    )
     # the download's progress came from the worker (a BroadcastChannel): from 0 MB to every byte in
     status = page.run("() => window.__aeStatus")
     counts = [k for k, text in enumerate(status) if text.startswith("Downloading Python: ")]
     assert len(counts) >= 2 and status[counts[0]].startswith("Downloading Python: 0.0 of"), status
-    assert "Starting Python…" in status[counts[-1]:], status
+    assert "Starting Python…" in status[counts[-1] :], status
     page.assert_no_problems()
 
 
@@ -125,7 +143,8 @@ def test_the_formulas_are_typeset(engine):
         sizes: [...document.querySelectorAll('math')].filter((m) => m.getClientRects().length)
             .map((m) => m.getBoundingClientRect().height),
         fractions: [...document.querySelectorAll('math mfrac')].filter((f) => f.getClientRects().length)
-            .map((f) => f.children[0].getBoundingClientRect().bottom <= f.children[1].getBoundingClientRect().top + 1) })""")
+            .map((f) => f.children[0].getBoundingClientRect().bottom
+                <= f.children[1].getBoundingClientRect().top + 1) })""")
     assert shown["sizes"] and min(shown["sizes"]) > 8, shown
     assert shown["fractions"] and all(shown["fractions"]), shown
 
@@ -137,7 +156,8 @@ def test_the_stepper_follows_the_readers_scrolling(engine):
     page, _ = engine
     back_to_default(page)
     page.press("body", "End")
-    shown = page.wait("""() => {
+    shown = page.wait(
+        """() => {
         const y = scrollY, still = y > 1000 && y === window.__lastY;
         window.__lastY = y;
         if (!still) return null;
@@ -147,14 +167,16 @@ def test_the_stepper_follows_the_readers_scrolling(engine):
             .getBoundingClientRect().top <= innerHeight / 3) want = k; });
         const at = steps.findIndex((b) => b.getAttribute('aria-current') === 'step');
         return want > 0 && at === want ? [at, 'onscrollend' in window] : null; }""",
-                      what="the scroll to settle and the stepper to show the stage on screen")
+        what="the scroll to settle and the stepper to show the stage on screen",
+    )
     assert shown[0] > 0
     page.assert_no_problems()
 
 
 PRINT_RECORDER = """() => { window.__printed = []; window.print = () => window.__printed.push({
     folded: document.querySelectorAll('details.more:not([open])').length,
-    pending: [...document.querySelectorAll('[data-panel]')].filter((p) => p.querySelector(':scope > template[data-prerendered]'))
+    pending: [...document.querySelectorAll('[data-panel]')]
+        .filter((p) => p.querySelector(':scope > template[data-prerendered]'))
         .map((p) => p.dataset.panel),
     outdated: [...document.querySelectorAll('[data-panel][data-outdated]')].map((p) => p.dataset.panel) }); }"""
 
@@ -170,7 +192,9 @@ def test_print_draws_every_panel_and_opens_every_folded_part(engine):
     page.click("#print-all")
     printed = page.wait("() => window.__printed[0]", what="the print dialog to be asked for")
     assert printed == {"folded": 0, "pending": [], "outdated": []}, printed
-    page.wait("() => document.querySelectorAll('details.more[open]').length === 0", what="the folded parts folded again")
+    page.wait(
+        "() => document.querySelectorAll('details.more[open]').length === 0", what="the folded parts folded again"
+    )
     page.assert_no_problems()
 
 
@@ -179,8 +203,10 @@ def test_the_slider_and_a_query_click_give_cpythons_numbers(engine):
     back_to_default(page)
     for _ in range(3):  # the keyboard moves the slider as a reader's arrow keys do: input events, step 0.05
         page.press("#temperature", "ArrowRight")
-    page.wait("() => document.querySelector('svg[data-view=\"attention-matrix\"]').dataset.temperature === '1.15'",
-              what="the heatmap at T = 1.15 after three steps right")
+    page.wait(
+        "() => document.querySelector('svg[data-view=\"attention-matrix\"]').dataset.temperature === '1.15'",
+        what="the heatmap at T = 1.15 after three steps right",
+    )
     page.click('[data-panel="token-chips"] .chip[data-token-index="2"]')
     page.wait(*matrix_is(query="2", temperature="1.15"), what="the heatmap's query to become token 2")
     shown = page.run(SHOWN)
@@ -233,18 +259,23 @@ def test_the_editor_runs_a_function_and_stops_an_endless_one(engine):
     page, _ = engine
     back_to_default(page)
     page.run("""() => { const card = document.getElementById('code-card');
-        for (let d = card.closest('details:not([open])'); d; d = d.parentElement?.closest('details:not([open])')) d.open = true;
+        for (let d = card.closest('details:not([open])'); d; d = d.parentElement?.closest('details:not([open])'))
+            d.open = true;
         card.scrollIntoView(); }""")
     page.wait("() => document.querySelector('#code-card .cm-content')", what="CodeMirror in the code card")
     page.run("""() => { const s = document.getElementById('code-edit'); s.value = 'no-scaling';
         s.dispatchEvent(new Event('change', { bubbles: true })); }""")
-    shown = page.wait("() => { const t = document.querySelector('#code-card .cm-content').innerText;"
-                      " return t.includes('no √d_k') || t.includes('scaling') ? t : ''; }",
-                      what="the ready-made edit in CodeMirror")
+    shown = page.wait(
+        "() => { const t = document.querySelector('#code-card .cm-content').innerText;"
+        " return t.includes('no √d_k') || t.includes('scaling') ? t : ''; }",
+        what="the ready-made edit in CodeMirror",
+    )
     assert "def attention" in shown
     page.click("#run-code")
-    page.wait("() => document.querySelector('[data-view=\"code-status\"][data-custom=\"true\"]')",
-              what="the code card to say the reader's function runs")
+    page.wait(
+        '() => document.querySelector(\'[data-view="code-status"][data-custom="true"]\')',
+        what="the code card to say the reader's function runs",
+    )
     page.run("() => window.scrollTo(0, 0)")  # the heatmap on screen: it is redrawn there
     page.wait(*matrix_is(custom="true"), what="the heatmap to use the reader's function")
     scores = independent_scores(model.DEFAULT_TEXT, 0)
@@ -252,14 +283,20 @@ def test_the_editor_runs_a_function_and_stops_an_endless_one(engine):
     want /= want.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(as_matrix(page.run(CELLS)), want, atol=1e-9)
     # an endless loop: stopped after 2 s, a new worker started with the last good state
-    page.run(SET_CODE, custom_attention.SOURCE.replace("    return z, weights",
-                                                       "    while True:\n        pass\n    return z, weights"))
+    page.run(
+        SET_CODE,
+        custom_attention.SOURCE.replace(
+            "    return z, weights", "    while True:\n        pass\n    return z, weights"
+        ),
+    )
     page.click("#run-code")
     page.wait(f"() => ({CODE_MESSAGE})().includes('more than 2 s')", timeout=30, what="the loop to be stopped")
     wait_ready(page, "Python, started again")
     page.click("#reset-code")
-    page.wait("() => document.querySelector('[data-view=\"code-status\"][data-custom=\"false\"]')",
-              what="the page's own function back")
+    page.wait(
+        '() => document.querySelector(\'[data-view="code-status"][data-custom="false"]\')',
+        what="the page's own function back",
+    )
     page.assert_no_problems()
 
 
@@ -267,7 +304,8 @@ def test_the_trained_model_downloads_and_gives_cpythons_numbers(engine):
     page, _ = engine
     back_to_default(page)
     page.run("""() => { const s = document.getElementById('model'); s.value = 'minilm';
-        s.dispatchEvent(new Event('input', { bubbles: true })); s.dispatchEvent(new Event('change', { bubbles: true })); }""")
+        s.dispatchEvent(new Event('input', { bubbles: true }));
+        s.dispatchEvent(new Event('change', { bubbles: true })); }""")
     page.wait(*matrix_is(model="minilm"), timeout=DOWNLOAD_S, what="the trained model's heatmap")
     page.run("""() => { const s = document.getElementById('layer'); s.value = '2';
         s.dispatchEvent(new Event('change', { bubbles: true })); }""")
@@ -277,7 +315,10 @@ def test_the_trained_model_downloads_and_gives_cpythons_numbers(engine):
     tokens, want = expected_weights(text, 2, int(shown["head"]), dk_scale=float(shown["dkScale"]))
     assert json.loads(shown["tokens"]) == list(tokens)
     np.testing.assert_allclose(as_matrix(page.run(CELLS)), want, atol=1e-6)
-    stored = page.run("async () => (await Promise.all((await caches.keys()).map(async (k) => (await (await caches.open(k)).keys()).length)))")
+    stored = page.run(
+        "async () => (await Promise.all((await caches.keys())"
+        ".map(async (k) => (await (await caches.open(k)).keys()).length)))"
+    )
     assert sum(stored) > 0, f"{page.name}: the trained model's files were not kept in Cache Storage"
     page.run("""() => { const s = document.getElementById('model'); s.value = 'designed';
         s.dispatchEvent(new Event('change', { bubbles: true })); }""")
@@ -292,8 +333,9 @@ def test_a_link_pasted_into_the_open_tab_restores_its_view(engine):
     back_to_default(page)
     preset = model.PRESETS[4]
     page.run("(f) => { location.hash = f; }", f"s={quote(preset.text)}&q={preset.query}&h=1&T=0.5&dk=4")
-    page.wait(*matrix_is(head="1", temperature="0.5", dkScale="4", query=str(preset.query)),
-              what="the view the link names")
+    page.wait(
+        *matrix_is(head="1", temperature="0.5", dkScale="4", query=str(preset.query)), what="the view the link names"
+    )
     assert page.run("() => document.getElementById('tokens').value") == preset.text
     np.testing.assert_allclose(as_matrix(page.run(CELLS)), independent_weights(preset.text, 1, 0.5, 4.0), atol=1e-9)
     page.assert_no_problems()
@@ -335,25 +377,37 @@ def test_an_embed_in_a_blog_post_is_ready_and_sized_to_its_content(engine, tmp_p
     page.press("#temperature", "ArrowRight")
     page.wait(*matrix_is(head="1", temperature="1.05"), what="head 2 at T = 1.05")
     page.click('[data-action="embed"][data-target="attention-matrix"]')
-    snippet = page.wait("() => document.querySelector('#share-dialog[open]') && document.getElementById('share-text').value",
-                        what="the embed snippet")
+    snippet = page.wait(
+        "() => document.querySelector('#share-dialog[open]') && document.getElementById('share-text').value",
+        what="the embed snippet",
+    )
     page.click('#share-dialog button[value="close"]')
     probe = (Path(drivers.HERE) / "probe.js").read_text()
-    (tmp_path / "post.html").write_text(f"<!doctype html><html><head><script>{probe}</script><link rel=icon href=\"data:,\">"
-                                        f"</head><body><h1>My post</h1><p>Before.</p>{snippet}<p>After.</p></body></html>")
+    (tmp_path / "post.html").write_text(
+        f'<!doctype html><html><head><script>{probe}</script><link rel=icon href="data:,">'
+        f"</head><body><h1>My post</h1><p>Before.</p>{snippet}<p>After.</p></body></html>"
+    )
     host = serve_folder(tmp_path, handler=http.server.SimpleHTTPRequestHandler)  # another origin: another port
     try:
         page.goto(f"http://127.0.0.1:{host.server_address[1]}/post.html")
-        page.wait(f"() => document.documentElement.dataset.state === 'ready' && document.querySelector('{MATRIX}')?.dataset.head === '1'",
-                  frame=0, timeout=READY_S, what="the embedded explorer, ready, on head 2")
+        page.wait(
+            "() => document.documentElement.dataset.state === 'ready'"
+            f" && document.querySelector('{MATRIX}')?.dataset.head === '1'",
+            frame=0,
+            timeout=READY_S,
+            what="the embedded explorer, ready, on head 2",
+        )
         assert page.run(SHOWN, frame=0)["temperature"] == "1.05"  # the view of the link, restored
         cells = page.run(CELLS, frame=0)
         np.testing.assert_allclose(as_matrix(cells), independent_weights(model.DEFAULT_TEXT, 1, 1.05, 8.0), atol=1e-9)
         # the host script gives the frame its content's height (the frame says it in a message)
         content = page.run("() => Math.ceil(document.body.getBoundingClientRect().height)", frame=0)
-        page.wait("(h) => { const f = document.querySelector('iframe'); return f.style.height.endsWith('px')"
-                  " && Math.abs(f.getBoundingClientRect().height - h) <= 2; }", content,
-                  what=f"the frame to be {content} px tall, its content's height")
+        page.wait(
+            "(h) => { const f = document.querySelector('iframe'); return f.style.height.endsWith('px')"
+            " && Math.abs(f.getBoundingClientRect().height - h) <= 2; }",
+            content,
+            what=f"the frame to be {content} px tall, its content's height",
+        )
         assert content > 300, f"the embedded heatmap is only {content} px tall"
         assert page.run(drivers.TAKE_PROBLEMS, frame=0) == [], "the embedded page reported problems"
         page.assert_no_problems()

@@ -1,6 +1,7 @@
 """The keyboard never loses its place: after a redraw the focus stays on the control that caused it,
 and arrow keys walk the stepper through every stage.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -41,8 +42,9 @@ def test_picking_a_heatmap_cell_with_enter_keeps_the_focus_on_that_cell(page):
     cell = focused(page)
     page.keyboard.press("Enter")  # on a focused SVG cell the bridge treats Enter as a click
     page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.query === '{cell['i']}'")
-    page.wait_for_function(f"document.activeElement.dataset.i === '{cell['i']}' && "
-                           f"document.activeElement.dataset.j === '{cell['j']}'")
+    page.wait_for_function(
+        f"document.activeElement.dataset.i === '{cell['i']}' && document.activeElement.dataset.j === '{cell['j']}'"
+    )
 
 
 def test_arrow_keys_walk_the_stepper_through_all_six_stages(page):
@@ -52,8 +54,10 @@ def test_arrow_keys_walk_the_stepper_through_all_six_stages(page):
     for k in range(1, 6):
         page.keyboard.press("ArrowRight")
         page.wait_for_selector(f'[data-stage-detail="{k}"]')
-        page.wait_for_function(f"document.activeElement.getAttribute('aria-current') === 'step'"
-                               f" && document.activeElement.dataset.value === '{k}'")
+        page.wait_for_function(
+            f"document.activeElement.getAttribute('aria-current') === 'step'"
+            f" && document.activeElement.dataset.value === '{k}'"
+        )
     for k in range(4, -1, -1):
         page.keyboard.press("ArrowLeft")
         page.wait_for_selector(f'[data-stage-detail="{k}"]')
@@ -121,11 +125,13 @@ def test_the_readers_scroll_cutting_the_pages_own_short_is_followed(page):
 def test_choosing_a_stage_is_not_undone_by_the_scroll_it_starts(page):
     _scrolled_by_hand(page, "stage-input")
     page.wait_for_selector('.stepper .step[data-value="0"][aria-current="step"]')
-    page.evaluate("() => { window.scrollEnded = false;"
-                  " window.addEventListener('scrollend', () => { window.scrollEnded = true; }, { once: true }); }")
+    page.evaluate(
+        "() => { window.scrollEnded = false;"
+        " window.addEventListener('scrollend', () => { window.scrollEnded = true; }, { once: true }); }"
+    )
     sent_before = page.evaluate("attentionExplorer.sent.length")
     page.locator('.step[data-value="3"]').click()  # a smooth scroll past stage 2's and 3's sections
-    page.wait_for_function("window.scrollEnded")   # the page's own scroll has ended
+    page.wait_for_function("window.scrollEnded")  # the page's own scroll has ended
     # the bridge decides on "scrollend" too: two frames on, its reaction (if any) has been sent
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     top = page.evaluate("document.getElementById('stage-multihead').getBoundingClientRect().top")
@@ -156,10 +162,13 @@ def test_a_scroll_the_reader_did_not_make_leaves_the_stepper_alone(page):
 
 def _script_scroll(page, dy: int):
     """A scroll by a script (not the reader), waited out: its scrollend, then two frames for the bridge."""
-    page.evaluate("""(dy) => new Promise((resolve) => {
+    page.evaluate(
+        """(dy) => new Promise((resolve) => {
         window.addEventListener('scrollend', () => requestAnimationFrame(() => requestAnimationFrame(resolve)),
                                 { once: true });
-        window.scrollBy({ top: dy, behavior: 'instant' }); })""", dy)
+        window.scrollBy({ top: dy, behavior: 'instant' }); })""",
+        dy,
+    )
 
 
 def test_pressing_a_control_is_not_taken_for_the_reader_scrolling(page):
@@ -216,7 +225,8 @@ def test_a_press_while_the_page_scrolls_to_a_stage_is_never_moved_from_under_the
                  top: mark.getBoundingClientRect().top, connected: mark.isConnected,
                  name: mark.dataset.panel || mark.textContent.trim().slice(0, 40) }; }""")
     assert now["connected"], f"{now['name']!r}, on screen where the page was left, is no longer in the page"
-    assert abs(now["top"] - seen_top) < 100 and now["ffnTop"] > page.viewport_size["height"], \
-        f"the page moved after the reader pressed a control: {now['name']!r}'s top {seen_top} -> {now['top']} px " \
+    assert abs(now["top"] - seen_top) < 100 and now["ffnTop"] > page.viewport_size["height"], (
+        f"the page moved after the reader pressed a control: {now['name']!r}'s top {seen_top} -> {now['top']} px "
         f"(scrollY {scroll_y} -> {now['scrollY']}), the FFN section's top {ffn_top} -> {now['ffnTop']}"
+    )
     assert page.get_attribute('.stepper [aria-current="step"]', "data-value") == "5"

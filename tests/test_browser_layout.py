@@ -5,6 +5,7 @@ Positions are layout facts (not timings): at 1280×800 the heatmap starts on the
 360×740 within two screens; the page never scrolls sideways; the sticky stepper stays small. The phone
 page is a load of its own, so it is a first visit at that width, served from the sub-path like every page.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -81,8 +82,9 @@ def test_a_figure_that_scrolls_sideways_says_so(phone):
     long = "The old man who lived by the sea told the children a story about the storm that broke the pier"
     for text in (model.DEFAULT_TEXT, long):
         page.fill("#tokens", text)
-        page.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length"
-                               f" === {len(text.split()) + 1}")
+        page.wait_for_function(
+            f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length === {len(text.split()) + 1}"
+        )
         wide, marked, cue = page.evaluate(look)
         assert wide == marked, f"{len(text.split())} words: wider than the screen {wide}, marked {marked}"
         assert ("Scroll sideways" in cue) == wide, cue
@@ -92,8 +94,10 @@ def test_a_figure_that_scrolls_sideways_says_so(phone):
             assert 0 <= left and right <= PHONE["width"] and not scrolls and not cut, (left, right, scrolls, cut)
     assert wide, "20 words fit a 360 px screen: this test no longer shows the cue"
     page.fill("#tokens", model.DEFAULT_TEXT)
-    page.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length"
-                           f" === {len(model.DEFAULT_TEXT.split()) + 1}")
+    page.wait_for_function(
+        f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length"
+        f" === {len(model.DEFAULT_TEXT.split()) + 1}"
+    )
     problems.assert_none()
 
 
@@ -114,8 +118,11 @@ def test_on_a_phone_nothing_scrolls_sideways_without_saying_so(phone):
     page, problems = phone
     unfold_all(page)  # the affinity bars are in the stage's folded part
     for panel, drawn in (("qk-dot", ".qk-terms"), ("affinity", "g.bar")):
-        page.wait_for_function("""([panel, drawn]) => { const p = document.querySelector(`[data-panel="${panel}"]`);
-            p.scrollIntoView(); return p.querySelector(drawn); }""", arg=[panel, drawn])
+        page.wait_for_function(
+            """([panel, drawn]) => { const p = document.querySelector(`[data-panel="${panel}"]`);
+            p.scrollIntoView(); return p.querySelector(drawn); }""",
+            arg=[panel, drawn],
+        )
     page.wait_for_function("attentionExplorer.idle()")
     wide = page.evaluate(SIDEWAYS_JS)
     silent = [(where, cue) for where, marked, cue in wide if not (marked and "Scroll sideways" in cue)]
@@ -125,15 +132,18 @@ def test_on_a_phone_nothing_scrolls_sideways_without_saying_so(phone):
     def cue_of(panel, cls):
         return next((cue for (p, *classes), cue in cues.items() if p == panel and cls in classes), "")
 
-    assert "every column" in cue_of("qk-dot", "qk-table-wrap"), \
+    assert "every column" in cue_of("qk-dot", "qk-table-wrap"), (
         f"the score's terms fit a 360 px screen or say nothing of columns: this test no longer shows them {wide}"
+    )
     assert "every key" in cue_of("attention-matrix", "figure"), wide
     # and what fits is not marked: the figures of the score's panel at a laptop's width are not wide
     page.set_viewport_size(LAPTOP)
     try:
         page.wait_for_function("""() => [...document.querySelectorAll('[data-panel="qk-dot"] .figure')]
             .every((f) => f.classList.contains('is-scrollable') === (f.scrollWidth > f.clientWidth + 1))""")
-        assert not page.evaluate("[...document.querySelectorAll('[data-panel=\"qk-dot\"] .figure.is-scrollable')].length")
+        assert not page.evaluate(
+            "[...document.querySelectorAll('[data-panel=\"qk-dot\"] .figure.is-scrollable')].length"
+        )
     finally:
         page.set_viewport_size(PHONE)
     page.evaluate("window.scrollTo(0, 0)")
@@ -186,14 +196,18 @@ def test_panels_off_screen_catch_up_when_scrolled_into_view(laptop):
     # keep scrolling to the panel until it shows the new numbers
     page.wait_for_function("""(() => { const p = document.querySelector('[data-panel="ffn"]');
         p.scrollIntoView(); return p.querySelector('[data-view="ffn"][data-activation="relu"]'); })()""")
-    units = page.eval_on_selector_all('[data-panel="ffn"] circle[data-unit]',
-                                      "els => els.map(e => [+e.dataset.pre, +e.dataset.act])")
+    units = page.eval_on_selector_all(
+        '[data-panel="ffn"] circle[data-unit]', "els => els.map(e => [+e.dataset.pre, +e.dataset.act])"
+    )
     assert units and all(act == pytest.approx(max(0.0, pre), abs=1e-9) for pre, act in units)
     page.evaluate("document.querySelector('[data-panel=\"affinity\"]').scrollIntoView()")
     scores = independent_scores(model.DEFAULT_TEXT, 0)[model.DEFAULT_QUERY]
-    page.wait_for_function("(want) => { const b = document.querySelector('[data-panel=\"affinity\"] g.bar[data-j=\"1\"]');"
-                           " if (!b) document.querySelector('[data-panel=\"affinity\"]').scrollIntoView();"
-                           " return b && Math.abs(+b.dataset.scaled - want) < 1e-9; }", arg=scores[1] / (8.0 * 3.0))
+    page.wait_for_function(
+        '(want) => { const b = document.querySelector(\'[data-panel="affinity"] g.bar[data-j="1"]\');'
+        " if (!b) document.querySelector('[data-panel=\"affinity\"]').scrollIntoView();"
+        " return b && Math.abs(+b.dataset.scaled - want) < 1e-9; }",
+        arg=scores[1] / (8.0 * 3.0),
+    )
     problems.assert_none()
 
 
@@ -255,10 +269,12 @@ def _type_new_sentence(page):
 
 # What the page holds when the browser would print it (window.print replaced by a recorder)
 RECORD_PRINT = """() => { window.__printed = []; window.print = () => window.__printed.push({
-    pending: [...document.querySelectorAll('[data-panel]')].filter((p) => p.querySelector(':scope > template[data-prerendered]'))
+    pending: [...document.querySelectorAll('[data-panel]')]
+        .filter((p) => p.querySelector(':scope > template[data-prerendered]'))
         .map((p) => p.dataset.panel),
     outdated: [...document.querySelectorAll('[data-panel][data-outdated]')].map((p) => p.dataset.panel),
-    text: Object.fromEntries([...document.querySelectorAll('[data-panel]')].map((p) => [p.dataset.panel, p.textContent])),
+    text: Object.fromEntries([...document.querySelectorAll('[data-panel]')]
+        .map((p) => [p.dataset.panel, p.textContent])),
 }); }"""
 
 
@@ -270,8 +286,11 @@ def test_print_draws_every_panel_for_the_sentence_first(laptop, bundle, how):
     showing = _panels_showing_the_default_sentence(bundle)
     assert len(showing) >= 5, showing
     _type_new_sentence(page)
-    behind = page.eval_on_selector_all("[data-panel]", """els => els.filter((p) => p.dataset.outdated !== undefined
-        || p.querySelector(':scope > template[data-prerendered]')).map((p) => p.dataset.panel)""")
+    behind = page.eval_on_selector_all(
+        "[data-panel]",
+        """els => els.filter((p) => p.dataset.outdated !== undefined
+        || p.querySelector(':scope > template[data-prerendered]')).map((p) => p.dataset.panel)""",
+    )
     assert len(set(showing) & set(behind)) >= 3, f"hardly anything to draw before printing: {behind}"
     page.evaluate(RECORD_PRINT)
     if how == "Ctrl+P":
@@ -303,10 +322,13 @@ def test_a_print_from_the_browser_menu_says_which_pictures_are_not_drawn(laptop,
     _type_new_sentence(page)
     try:
         page.emulate_media(media="print", color_scheme="dark")
-        panels = page.eval_on_selector_all("[data-panel]", """els => els.map((p) => ({ id: p.dataset.panel,
+        panels = page.eval_on_selector_all(
+            "[data-panel]",
+            """els => els.map((p) => ({ id: p.dataset.panel,
             behind: p.dataset.outdated !== undefined || !!p.querySelector(':scope > template[data-prerendered]'),
             says: getComputedStyle(p, '::before').content,
-            shown: [...p.children].filter((c) => c.checkVisibility()).map((c) => c.textContent).join(' ') }))""")
+            shown: [...p.children].filter((c) => c.checkVisibility()).map((c) => c.textContent).join(' ') }))""",
+        )
         behind = [p for p in panels if p["behind"]]
         showing = _panels_showing_the_default_sentence(bundle)
         assert len({p["id"] for p in behind} & set(showing)) >= 3, f"hardly anything behind: {behind}"
@@ -325,8 +347,9 @@ def test_a_print_from_the_browser_menu_says_which_pictures_are_not_drawn(laptop,
             element = page.locator(what).first
             pseudo = "::before" if what.startswith("[data-panel") else None
             ink, paper = element.evaluate(TEXT_AND_BACKGROUND, pseudo)
-            assert contrast_ratio(ink, paper) >= 4.5 and contrast_ratio(paper, "rgb(255, 255, 255)") < 1.2, \
+            assert contrast_ratio(ink, paper) >= 4.5 and contrast_ratio(paper, "rgb(255, 255, 255)") < 1.2, (
                 f"{what} prints {ink} on {paper} in the dark theme"
+            )
     finally:
         page.emulate_media(media="screen", color_scheme="light")
     problems.assert_none()
@@ -344,8 +367,11 @@ def test_a_menu_print_of_a_fresh_page_shows_every_pre_rendered_picture(profile, 
         page.locator('[data-panel="embedding"]').scroll_into_view_if_needed()
         page.wait_for_function("!!document.querySelector('[data-panel=\"embedding\"] [data-view]')")
         page.evaluate("window.scrollTo({ top: 0, behavior: 'instant' })")
-        pending = page.eval_on_selector_all("[data-panel]", "els => els.filter((p) => "
-                                            "p.querySelector(':scope > template[data-prerendered]')).map((p) => p.dataset.panel)")
+        pending = page.eval_on_selector_all(
+            "[data-panel]",
+            "els => els.filter((p) => "
+            "p.querySelector(':scope > template[data-prerendered]')).map((p) => p.dataset.panel)",
+        )
         assert pending, "every panel was drawn already: nothing left for the print to fill"
         page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
         markup = json.loads((bundle / build.PRERENDERED).read_text(encoding="utf-8"))

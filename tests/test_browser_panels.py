@@ -2,6 +2,7 @@
 the right numbers. Expected numbers are derived here independently (plain NumPy from the
 model's published inputs, and the formulas written out), never copied from the views.
 """
+
 from __future__ import annotations
 
 import json
@@ -10,9 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from attention_explorer.models import designed as model
 from attention_explorer import tokens as tok
-from conftest import reset_page
+from attention_explorer.models import designed as model
 from test_browser_skeleton import independent_weights, model_tokens, set_range, wait_matrix
 
 pytestmark = pytest.mark.browser
@@ -26,12 +26,6 @@ def independent_scores(text: str, head: int) -> np.ndarray:
     d = model.CONFIG.d_head
     cols = slice(head * d, (head + 1) * d)
     return (x @ p.w_q[:, cols] + p.b_q[cols]) @ (x @ p.w_k[:, cols] + p.b_k[cols]).T
-
-
-@pytest.fixture
-def fresh(live):
-    """The shared page, reset to the default state first."""
-    return reset_page(live)
 
 
 def tooltip_text(page) -> str:
@@ -106,9 +100,12 @@ def test_clicking_a_small_multiple_selects_that_head(fresh):
     assert fresh.input_value("#head") == "2"
     assert fresh.get_attribute('[data-panel="head-multiples"] [data-value="2"]', "aria-pressed") == "true"
     np.testing.assert_allclose(
-        fresh.eval_on_selector_all('[data-panel="affinity"] g.bar[data-measure="weight"]',
-                                   "els => els.map(e => parseFloat(e.dataset.weight))"),
-        independent_weights(model.DEFAULT_TEXT, 2, 1.0, 8.0)[model.DEFAULT_QUERY], atol=1e-9)
+        fresh.eval_on_selector_all(
+            '[data-panel="affinity"] g.bar[data-measure="weight"]', "els => els.map(e => parseFloat(e.dataset.weight))"
+        ),
+        independent_weights(model.DEFAULT_TEXT, 2, 1.0, 8.0)[model.DEFAULT_QUERY],
+        atol=1e-9,
+    )
 
 
 def test_clicking_a_row_label_moves_the_query_everywhere(fresh):
@@ -124,8 +121,10 @@ def test_sliders_move_the_scaled_scores_and_weights(fresh, temperature, dk_scale
     set_range(fresh, "#temperature", temperature)
     set_range(fresh, "#dk-scale", dk_scale)
     wait_matrix(fresh, temperature=f"{temperature:g}", dkScale=f"{dk_scale:g}")
-    bars = fresh.eval_on_selector_all('[data-panel="affinity"] g.bar[data-measure="score"]',
-                                      "els => els.map(e => [+e.dataset.j, +e.dataset.score, +e.dataset.scaled, +e.dataset.weight])")
+    bars = fresh.eval_on_selector_all(
+        '[data-panel="affinity"] g.bar[data-measure="score"]',
+        "els => els.map(e => [+e.dataset.j, +e.dataset.score, +e.dataset.scaled, +e.dataset.weight])",
+    )
     scores = independent_scores(model.DEFAULT_TEXT, 0)[model.DEFAULT_QUERY]
     weights = independent_weights(model.DEFAULT_TEXT, 0, temperature, dk_scale)[model.DEFAULT_QUERY]
     for j, score, scaled, weight in bars:
@@ -142,8 +141,10 @@ def test_sliders_move_the_scaled_scores_and_weights(fresh, temperature, dk_scale
 def test_causal_mask_hides_the_future_in_matrix_and_routing(fresh):
     fresh.check("#causal")
     fresh.wait_for_selector(f"{MATRIX} rect[data-masked]")
-    cells = fresh.eval_on_selector_all(f"{MATRIX} rect[data-i]",
-                                       "els => els.map(e => [+e.dataset.i, +e.dataset.j, +e.dataset.weight, !!e.dataset.masked])")
+    cells = fresh.eval_on_selector_all(
+        f"{MATRIX} rect[data-i]",
+        "els => els.map(e => [+e.dataset.i, +e.dataset.j, +e.dataset.weight, !!e.dataset.masked])",
+    )
     n = int(math.isqrt(len(cells)))
     w = np.zeros((n, n))
     for i, j, weight, masked in cells:
@@ -153,7 +154,7 @@ def test_causal_mask_hides_the_future_in_matrix_and_routing(fresh):
     for i in range(n):  # softmax over the visible keys only, written out
         e = np.exp(scores[i, : i + 1] - scores[i, : i + 1].max())
         np.testing.assert_allclose(w[i, : i + 1], e / e.sum(), atol=1e-9)
-        assert not w[i, i + 1:].any()
+        assert not w[i, i + 1 :].any()
     routes = fresh.eval_on_selector_all('[data-panel="routing"] path.route', "els => els.map(e => +e.dataset.j)")
     assert routes and max(routes) <= model.DEFAULT_QUERY, "a line reaches a future key"
 
@@ -162,8 +163,10 @@ def test_causal_mask_hides_the_future_in_matrix_and_routing(fresh):
 def test_activation_choice_is_applied_to_every_hidden_unit(fresh, activation):
     fresh.select_option("#activation", activation)
     fresh.wait_for_selector(f'[data-view="ffn"][data-activation="{activation}"]')
-    units = fresh.eval_on_selector_all('[data-panel="ffn"] circle[data-unit]',
-                                       "els => els.map(e => [+e.dataset.pre, +e.dataset.act, e.dataset.gate === undefined ? null : +e.dataset.gate])")
+    units = fresh.eval_on_selector_all(
+        '[data-panel="ffn"] circle[data-unit]',
+        "els => els.map(e => [+e.dataset.pre, +e.dataset.act, e.dataset.gate === undefined ? null : +e.dataset.gate])",
+    )
     # the units with all-zero numbers are one dot that counts them
     silent = fresh.eval_on_selector('[data-panel="ffn"] circle.unit-stack', "e => +e.dataset.silentUnits")
     assert units and len(units) + silent == model.CONFIG.d_ff
@@ -179,8 +182,10 @@ def test_activation_choice_is_applied_to_every_hidden_unit(fresh, activation):
 
 def _ln_table(page, key: str) -> np.ndarray:
     """The opened LayerNorm table's numbers [d_model, 4]: summand, summand, sum, output (3 decimals)."""
-    rows = page.eval_on_selector_all(f'[data-panel="layernorm"] details[data-keep="{key}"] tbody tr',
-                                     "rows => rows.map(r => [...r.querySelectorAll('td')].map(c => c.textContent))")
+    rows = page.eval_on_selector_all(
+        f'[data-panel="layernorm"] details[data-keep="{key}"] tbody tr',
+        "rows => rows.map(r => [...r.querySelectorAll('td')].map(c => c.textContent))",
+    )
     return np.array([[float(c.replace("\u2212", "-")) for c in r] for r in rows])
 
 
@@ -190,7 +195,7 @@ def test_a_layernorm_table_joins_the_page_when_opened_and_stays_open_across_redr
     their sum, the LayerNorm of it) and keeps showing them through a redraw."""
     d = model.CONFIG.d_model
     folded = '[data-panel="layernorm"] details[data-keep="ln1-table"]'
-    fresh.wait_for_selector(f'{folded} > template[data-on-open]', state="attached")
+    fresh.wait_for_selector(f"{folded} > template[data-on-open]", state="attached")
     assert fresh.locator('[data-panel="layernorm"] table').count() == 0  # nothing until asked for
     try:
         fresh.click(f"{folded} > summary")
@@ -241,8 +246,11 @@ def test_the_weights_table_opened_after_a_slider_move_shows_the_new_weights(fres
     try:
         fresh.click(f"{folded} > summary")
         fresh.wait_for_function(f"document.querySelectorAll('{folded}[open] tbody tr').length === {n}")
-        got = fresh.eval_on_selector_all(f"{folded} tbody tr", """rows => rows.map((r) =>
-            [...r.querySelectorAll('td')].map((c) => parseFloat(c.textContent.replace('\u2212', '-'))))""")
+        got = fresh.eval_on_selector_all(
+            f"{folded} tbody tr",
+            """rows => rows.map((r) =>
+            [...r.querySelectorAll('td')].map((c) => parseFloat(c.textContent.replace('\u2212', '-'))))""",
+        )
         np.testing.assert_allclose(np.array(got), 100 * independent_weights(text, 0, 2.0, 8.0), atol=0.051)
     finally:  # the shared page as the next test expects it
         fresh.eval_on_selector(folded, "d => { d.open = false; }")
@@ -258,18 +266,26 @@ def test_scale_demo_follows_its_d_k_slider(fresh):
 
 def test_routing_can_show_all_heads(fresh):
     fresh.check("#routing-all")
-    fresh.wait_for_function("new Set([...document.querySelectorAll('[data-panel=\"routing\"] path.route')].map(e => e.dataset.h)).size === 4")
+    fresh.wait_for_function(
+        "new Set([...document.querySelectorAll('[data-panel=\"routing\"] path.route')]"
+        ".map(e => e.dataset.h)).size === 4"
+    )
     n = len(model_tokens(model.DEFAULT_TEXT))
     assert fresh.locator('[data-panel="routing"] path.route').count() == model.CONFIG.n_heads * n
     fresh.uncheck("#routing-all")
-    fresh.wait_for_function("new Set([...document.querySelectorAll('[data-panel=\"routing\"] path.route')].map(e => e.dataset.h)).size === 1")
+    fresh.wait_for_function(
+        "new Set([...document.querySelectorAll('[data-panel=\"routing\"] path.route')]"
+        ".map(e => e.dataset.h)).size === 1"
+    )
 
 
 def test_preset_picker_loads_the_sentence_and_says_what_to_look_for(fresh):
     """'Agreement' is about the verb head and 'are': it opens exactly that, and its note says so."""
     preset = next(p for p in model.PRESETS if p.id == "agreement")
     fresh.select_option("#preset", preset.id)
-    fresh.wait_for_function(f"document.querySelectorAll('[data-panel=token-chips] .chip').length === {len(model_tokens(preset.text))}")
+    fresh.wait_for_function(
+        f"document.querySelectorAll('[data-panel=token-chips] .chip').length === {len(model_tokens(preset.text))}"
+    )
     assert fresh.input_value("#tokens") == preset.text
     wait_matrix(fresh, head="1", query="6")  # <s> The keys to the cabinet are: 'are' is token 6
     note = fresh.inner_text('[data-panel="preset-info"]')
@@ -298,14 +314,17 @@ def test_the_start_token_chip_says_it_is_no_word(fresh):
     assert "8 from the sentence + start token <s>" in fresh.inner_text('[data-panel="token-chips"] .token-count')
 
 
-@pytest.mark.parametrize("text", ['<img src=x onerror=alert(1)>', 'He said "hi" & left 😀', "שלום עולם", "Hello"])
+@pytest.mark.parametrize("text", ["<img src=x onerror=alert(1)>", 'He said "hi" & left 😀', "שלום עולם", "Hello"])
 def test_reader_text_is_shown_as_text_never_as_markup(fresh, text):
     dialogs = []
     fresh.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     n = len(model_tokens(text))
     fresh.fill("#tokens", text)
-    fresh.wait_for_function("(want) => JSON.stringify([...document.querySelectorAll('[data-panel=token-chips] .chip')]"
-                            ".map(e => e.lastChild.textContent)) === want", arg=json.dumps(model_tokens(text), separators=(",", ":"), ensure_ascii=False))
+    fresh.wait_for_function(
+        "(want) => JSON.stringify([...document.querySelectorAll('[data-panel=token-chips] .chip')]"
+        ".map(e => e.lastChild.textContent)) === want",
+        arg=json.dumps(model_tokens(text), separators=(",", ":"), ensure_ascii=False),
+    )
     fresh.wait_for_function(f"document.querySelectorAll('{MATRIX} rect[data-i]').length === {n * n}")
     assert fresh.locator('img[src="x"]').count() == 0 and not dialogs
 
@@ -313,7 +332,9 @@ def test_reader_text_is_shown_as_text_never_as_markup(fresh, text):
 def test_token_limit_and_empty_input_keep_the_last_good_picture(fresh):
     ok = " ".join(["word"] * tok.MAX_TOKENS)
     fresh.fill("#tokens", ok)
-    fresh.wait_for_function(f"document.querySelectorAll('[data-panel=token-chips] .chip').length === {tok.MAX_TOKENS + 1}")  # + <s>
+    fresh.wait_for_function(
+        f"document.querySelectorAll('[data-panel=token-chips] .chip').length === {tok.MAX_TOKENS + 1}"
+    )  # + <s>
     good = fresh.inner_html('[data-panel="attention-matrix"]')
     for bad in (ok + " word", ""):
         fresh.fill("#tokens", bad)

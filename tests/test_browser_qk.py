@@ -3,6 +3,7 @@
 Expected scores are computed here from the model's embedding and weights (test_browser_panels'
 independent_scores), never read from the views.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from attention_explorer.models import designed as model
-from test_browser_panels import MATRIX, fresh, independent_scores  # noqa: F401  (fresh is a fixture)
+from test_browser_panels import MATRIX, independent_scores
 from test_browser_skeleton import independent_weights, set_range
 
 pytestmark = pytest.mark.browser
@@ -58,7 +59,7 @@ def test_hovering_the_query_row_chooses_the_key(fresh):
 
 def test_hovering_an_affinity_bar_chooses_the_key(fresh):
     i = model.DEFAULT_QUERY
-    fresh.hover(f'[data-view="affinity"] g.bar[data-measure="weight"][data-j="2"]')
+    fresh.hover('[data-view="affinity"] g.bar[data-measure="weight"][data-j="2"]')
     wait_key(fresh, i, 2)
     check_breakdown(fresh, i, 2)
 
@@ -86,8 +87,10 @@ def test_the_heatmap_lists_its_special_tokens(fresh):
     special = json.loads(fresh.get_attribute(MATRIX, "data-special"))
     tokens = json.loads(fresh.get_attribute(MATRIX, "data-tokens"))
     assert isinstance(special, list) and all(0 <= k < len(tokens) for k in special)
-    marked = fresh.evaluate(f"[...document.querySelectorAll('{MATRIX} .row-label')]"
-                            ".map((el, k) => el.classList.contains('is-special') ? k : -1).filter((k) => k >= 0)")
+    marked = fresh.evaluate(
+        f"[...document.querySelectorAll('{MATRIX} .row-label')]"
+        ".map((el, k) => el.classList.contains('is-special') ? k : -1).filter((k) => k >= 0)"
+    )
     assert marked == special
 
 

@@ -7,6 +7,7 @@ the trained model (the model comes back), the cached model file tampered with or
 page heals it from the server), a server sending another file, and a start with the runtime unreachable.
 Expected weights come from CPython running the shipped bundle (conftest installs it).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -67,10 +68,13 @@ def status(page) -> str:
     return page.inner_text("#runtime-status-text")
 
 
-@pytest.mark.parametrize("line, said", [
-    ("import os; os._exit(0)", "ended the page's Python"),
-    ("import js; js.close()", "ended the page's Python"),
-])
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("import os; os._exit(0)", "ended the page's Python"),
+        ("import js; js.close()", "ended the page's Python"),
+    ],
+)
 def test_code_that_ends_python_is_replaced_and_the_page_says_so(context, base_url, line, said):
     """os._exit used to leave a dead page saying "Python is running"; js.close() a page whose next change
     hung. Now Python is replaced at once, the message says why, the editor keeps the code, and the page
@@ -86,7 +90,9 @@ def test_code_that_ends_python_is_replaced_and_the_page_says_so(context, base_ur
     assert page.input_value("#attention-code") == code, "the reader's code stays in the editor"
     assert not page.is_visible("#link-notice"), "no notice calls the reader's code a link's"
     page.evaluate("window.scrollTo(0, 0)")
-    page.eval_on_selector("#temperature", "el => { el.value = '2'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    page.eval_on_selector(
+        "#temperature", "el => { el.value = '2'; el.dispatchEvent(new Event('input', {bubbles: true})); }"
+    )
     wait_matrix(page, temperature="2")  # a new, live Python
     assert page.get_attribute(MATRIX, "data-custom") is None, "the page's own function is in use"
     # the failed call of the dead worker is reported by the browser as a warning of ours, never an error
@@ -126,8 +132,9 @@ def test_a_link_to_the_trained_model_pasted_into_an_open_tab_downloads_it(contex
     minilm' and stay on the designed model. It names the model twice: the last one is used, and said."""
     page, problems = new_page(context, base_url)
     page.evaluate("location.hash = '#m=designed&m=minilm&l=1&h=3&T=2'")
-    page.wait_for_selector(f'{MATRIX}[data-model="minilm"][data-layer="1"][data-head="3"][data-temperature="2"]',
-                           timeout=SLOW_MS)
+    page.wait_for_selector(
+        f'{MATRIX}[data-model="minilm"][data-layer="1"][data-head="3"][data-temperature="2"]', timeout=SLOW_MS
+    )
     assert page.input_value("#model") == "minilm"
     assert "more than once" in page.inner_text("#link-notice")
     # a corrected link clears the notice at once
@@ -144,8 +151,11 @@ def test_the_last_model_chosen_wins_over_a_download_still_running(context, base_
     page, problems = new_page(context, base_url)
     page.select_option("#model", "minilm")
     page.select_option("#model", "designed")
-    page.wait_for_function("window.attentionExplorer.idle() && document.getElementById('model-download').hidden",
-                           timeout=SLOW_MS, polling=100)
+    page.wait_for_function(
+        "window.attentionExplorer.idle() && document.getElementById('model-download').hidden",
+        timeout=SLOW_MS,
+        polling=100,
+    )
     # the download ended: the model is installed (the comparison card can use it), yet not shown
     page.wait_for_function("!document.getElementById('model-download').textContent.includes('Unpacking')")
     assert page.get_attribute(MATRIX, "data-model") == "designed" and page.input_value("#model") == "designed"
@@ -181,8 +191,13 @@ def test_a_runaway_stop_on_the_trained_model_brings_the_model_back(context, base
 
 def good_file(bundle) -> tuple[str, bytes]:
     """The model file as build.py shipped it: (its URL path under the page, its bytes)."""
-    manifest = json.loads((bundle / "index.html").read_text(encoding="utf-8")
-                          .split('id="model-files"', 1)[1].split(">", 1)[1].split("</script>", 1)[0])
+    manifest = json.loads(
+        (bundle / "index.html")
+        .read_text(encoding="utf-8")
+        .split('id="model-files"', 1)[1]
+        .split(">", 1)[1]
+        .split("</script>", 1)[0]
+    )
     src = manifest["minilm"]["src"]
     return src, (bundle / src).read_bytes()
 
@@ -199,18 +214,24 @@ def changed_weights(blob: bytes) -> bytes:
 def put_in_cache(page, base_url, src, body: bytes):
     """Replace the cached model file with body (served once from a side URL, then put under the file's URL)."""
     page.route("**/tampered-file", lambda route: route.fulfill(body=body, content_type="application/octet-stream"))
-    page.evaluate("""async ([name, url]) => {
+    page.evaluate(
+        """async ([name, url]) => {
         const cache = await caches.open(name);
         await cache.put(url, await fetch('tampered-file'));
-    }""", [CACHE, base_url + src])
+    }""",
+        [CACHE, base_url + src],
+    )
     page.unroute("**/tampered-file")
 
 
 @pytest.mark.parametrize("bad", ["changed-weights", "garbage", "truncated"])
 def test_a_bad_cached_model_is_never_shown_and_heals_from_the_server(context, base_url, bundle, bad):
     src, good = good_file(bundle)
-    body = {"changed-weights": changed_weights(good), "garbage": b"\x00garbage" * 1000,
-            "truncated": good[: len(good) // 2]}[bad]
+    body = {
+        "changed-weights": changed_weights(good),
+        "garbage": b"\x00garbage" * 1000,
+        "truncated": good[: len(good) // 2],
+    }[bad]
     page, problems = new_page(context, base_url)
     put_in_cache(page, base_url, src, body)
     fetched = []
@@ -219,12 +240,22 @@ def test_a_bad_cached_model_is_never_shown_and_heals_from_the_server(context, ba
     wait_matrix(page, model="minilm")
     assert fetched == [base_url + src], "the bad copy was dropped and the file downloaded again"
     text = page.input_value("#tokens")
-    np.testing.assert_allclose(heatmap_weights(page), expected_weights(
-        text, int(page.get_attribute(MATRIX, "data-layer")), int(page.get_attribute(MATRIX, "data-head")),
-        float(page.get_attribute(MATRIX, "data-dk-scale"))), atol=1e-6)
-    stored = page.evaluate("""async ([name, url]) => {
+    np.testing.assert_allclose(
+        heatmap_weights(page),
+        expected_weights(
+            text,
+            int(page.get_attribute(MATRIX, "data-layer")),
+            int(page.get_attribute(MATRIX, "data-head")),
+            float(page.get_attribute(MATRIX, "data-dk-scale")),
+        ),
+        atol=1e-6,
+    )
+    stored = page.evaluate(
+        """async ([name, url]) => {
         const hit = await (await caches.open(name)).match(url);
-        return hit ? (await hit.arrayBuffer()).byteLength : -1; }""", [CACHE, base_url + src])
+        return hit ? (await hit.arrayBuffer()).byteLength : -1; }""",
+        [CACHE, base_url + src],
+    )
     assert stored == len(good), "the cache holds the good file again"
     problems.assert_none()
     page.close()
@@ -260,8 +291,11 @@ def test_a_start_without_the_network_says_python_needs_it(browser, base_url):
     assert page.locator(f"{MATRIX} rect[data-i]").count() > 0, "the pre-computed picture stays"
     # the refused downloads are the browser's own console errors, and PyScript's core logs its worker's
     # failed start as "MessageEvent"; nothing else may be
-    problems.items = [p for p in problems.items if "ERR_INTERNET_DISCONNECTED" not in p
-                      and "Failed to load" not in p and p != "console error: MessageEvent"]
+    problems.items = [
+        p
+        for p in problems.items
+        if "ERR_INTERNET_DISCONNECTED" not in p and "Failed to load" not in p and p != "console error: MessageEvent"
+    ]
     problems.assert_none()
     ctx.close()
 
@@ -292,8 +326,9 @@ def test_without_cache_storage_or_native_sha256_the_model_still_loads(_playwrigh
 
     server = serve_folder(bundle)
     port = server.server_address[1]
-    browser = _playwright.chromium.launch(executable_path=CHROMIUM,
-                                          args=[*CHROMIUM_ARGS, "--host-resolver-rules=MAP insecure.test 127.0.0.1"])
+    browser = _playwright.chromium.launch(
+        executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--host-resolver-rules=MAP insecure.test 127.0.0.1"]
+    )
     try:
         base = f"http://insecure.test:{port}{SUBPATH}"
         page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -304,9 +339,16 @@ def test_without_cache_storage_or_native_sha256_the_model_still_loads(_playwrigh
         page.select_option("#model", "minilm")
         wait_matrix(page, model="minilm")
         scale = float(page.get_attribute(MATRIX, "data-dk-scale"))
-        np.testing.assert_allclose(heatmap_weights(page), expected_weights(
-            page.input_value("#tokens"), int(page.get_attribute(MATRIX, "data-layer")),
-            int(page.get_attribute(MATRIX, "data-head")), scale), atol=1e-6)
+        np.testing.assert_allclose(
+            heatmap_weights(page),
+            expected_weights(
+                page.input_value("#tokens"),
+                int(page.get_attribute(MATRIX, "data-layer")),
+                int(page.get_attribute(MATRIX, "data-head")),
+                scale,
+            ),
+            atol=1e-6,
+        )
         problems.assert_none()
     finally:
         browser.close()

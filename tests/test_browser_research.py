@@ -7,29 +7,21 @@ output with a head switched off from CPython's run of the same model, which the 
 against a loop reference (tests/test_ablation_core.py). A link opened fresh restores all of it:
 tests/test_browser_a11y.py opens one (and runs axe-core on these panels).
 """
-from __future__ import annotations
 
-import json
+from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from attention_explorer import core
 from attention_explorer.models import designed as model
-from conftest import MATRIX, reset_page, scroll_to
+from conftest import MATRIX, scroll_to
 from test_browser_skeleton import independent_weights, model_tokens
 
 pytestmark = pytest.mark.browser
 TEXT, QUERY = model.DEFAULT_TEXT, model.DEFAULT_QUERY
 N_HEADS = model.CONFIG.n_heads
 DK = 8.0
-
-
-@pytest.fixture
-def fresh(live):
-    """The shared page back at the top (the previous test may have left it at the research section,
-    with the heatmap off screen and so not redrawn), reset to the default state."""
-    return reset_page(live)
 
 
 def all_heads(text=TEXT):
@@ -48,8 +40,11 @@ def bring(page, card: str, ready: str):
 
 def cells(page, selector: str, attr: str = "data-weight") -> dict:
     """{(i, j): value} of the cells under selector."""
-    got = page.eval_on_selector_all(selector, f"""els => els.map((e) => [+e.dataset.i, +e.dataset.j,
-        +e.getAttribute('{attr}')])""")
+    got = page.eval_on_selector_all(
+        selector,
+        f"""els => els.map((e) => [+e.dataset.i, +e.dataset.j,
+        +e.getAttribute('{attr}')])""",
+    )
     return {(i, j): v for i, j, v in got}
 
 
@@ -60,7 +55,9 @@ def test_shift_and_ctrl_click_pin_queries_and_the_heatmap_adds_their_mean(fresh)
     fresh.wait_for_function(f"document.querySelector('{MATRIX} g.mean-row')?.dataset.rows === '1_3_{QUERY}'")
     w = independent_weights(TEXT, 0, 1.0, DK)
     rows = [1, 3, QUERY]
-    got = fresh.eval_on_selector_all(f"{MATRIX} rect.mean-cell", "els => els.map((e) => [+e.dataset.meanJ, +e.dataset.weight])")
+    got = fresh.eval_on_selector_all(
+        f"{MATRIX} rect.mean-cell", "els => els.map((e) => [+e.dataset.meanJ, +e.dataset.weight])"
+    )
     assert len(got) == len(w)
     for j, value in got:
         assert value == pytest.approx(sum(w[i][j] for i in rows) / len(rows), abs=1e-9)
@@ -93,7 +90,9 @@ def test_the_head_grid_selects_a_head_everywhere_by_mouse_and_keyboard(fresh):
     fresh.wait_for_selector('[data-view="head-grid"] button[data-value="0,3"][aria-pressed="true"]')
     assert fresh.evaluate("document.activeElement.dataset.value") == "0,3", "the focus stays on the thumbnail"
     # the query's row is outlined in every thumbnail
-    rows = fresh.eval_on_selector_all('[data-view="head-grid"] rect.thumb-row.is-query', "els => els.map((e) => e.dataset.row)")
+    rows = fresh.eval_on_selector_all(
+        '[data-view="head-grid"] rect.thumb-row.is-query', "els => els.map((e) => e.dataset.row)"
+    )
     assert rows == [str(QUERY)] * N_HEADS
 
 
@@ -121,15 +120,20 @@ def test_mean_and_rollout_are_the_heads_mean_and_half_of_it_plus_the_identity(fr
         svg = f'svg[data-view="{view}"]'
         fresh.wait_for_selector(f'{svg}[data-query="{q}"] rect.query-outline[data-query-row="{q}"]')
         assert cells(fresh, f"{svg} rect[data-i][data-j]") == pytest.approx(
-            {(i, j): want[i][j] for i in range(n) for j in range(n)}, abs=1e-9)
-        stop = fresh.eval_on_selector_all(f'{svg} rect.cell[tabindex="0"]', "els => els.map((e) => [+e.dataset.i, +e.dataset.j])")
+            {(i, j): want[i][j] for i in range(n) for j in range(n)}, abs=1e-9
+        )
+        stop = fresh.eval_on_selector_all(
+            f'{svg} rect.cell[tabindex="0"]', "els => els.map((e) => [+e.dataset.i, +e.dataset.j])"
+        )
         assert stop == [[q, max(range(n), key=lambda j: want[q][j])]], "the tab stop is the query row's largest cell"
     assert fresh.get_attribute('svg[data-view="attention-rollout"]', "data-mark") == "before", "patched, not redrawn"
     toks = model_tokens(TEXT)
     assert fresh.text_content('[data-panel="aggregates"] table.sr-only tbody th') == f"{toks[q]} (the query)"
     assert toks[q] in fresh.inner_text('p.aggregates-says[data-says="mean"]')
     bring(fresh, "head-grid-card", f'[data-view="head-grid"][data-query="{q}"]')
-    rows = fresh.eval_on_selector_all('[data-view="head-grid"] rect.thumb-row.is-query', "els => els.map((e) => e.dataset.row)")
+    rows = fresh.eval_on_selector_all(
+        '[data-view="head-grid"] rect.thumb-row.is-query', "els => els.map((e) => e.dataset.row)"
+    )
     assert rows == [str(q)] * N_HEADS
 
 
@@ -145,11 +149,25 @@ def test_switching_the_coreference_head_off_takes_the_nouns_features_from_it(fre
     assert fresh.evaluate("document.activeElement.dataset.toggle") == "0", "the focus stays on the switch"
     fresh.wait_for_function("location.hash.includes('ab=0')")  # the URL follows once the reader pauses
     toks = model_tokens(TEXT)
-    off = model.MODEL.forward(tuple(toks), core.Settings(temperature=1.0, dk_scale=DK, causal=False, activation="gelu", ablated=((0, 0),))).layers[0].out
-    on = model.MODEL.forward(tuple(toks), core.Settings(temperature=1.0, dk_scale=DK, causal=False, activation="gelu")).layers[0].out
+    off = (
+        model.MODEL.forward(
+            tuple(toks), core.Settings(temperature=1.0, dk_scale=DK, causal=False, activation="gelu", ablated=((0, 0),))
+        )
+        .layers[0]
+        .out
+    )
+    on = (
+        model.MODEL.forward(tuple(toks), core.Settings(temperature=1.0, dk_scale=DK, causal=False, activation="gelu"))
+        .layers[0]
+        .out
+    )
     want = [float(np.linalg.norm(off[i] - on[i]) / np.linalg.norm(on[i])) for i in range(len(toks))]
-    got = dict(fresh.eval_on_selector_all('svg[data-view="ablation-change"] rect[data-token]',
-                                          "els => els.map((e) => [+e.dataset.token, +e.dataset.change])"))
+    got = dict(
+        fresh.eval_on_selector_all(
+            'svg[data-view="ablation-change"] rect[data-token]',
+            "els => els.map((e) => [+e.dataset.token, +e.dataset.change])",
+        )
+    )
     assert [got[i] for i in range(len(toks))] == pytest.approx(want, abs=1e-9)
     assert max(range(len(toks)), key=lambda i: got[i]) == QUERY, "'it' changes most: it lost what the head brought"
     lost = fresh.inner_text('[data-view="ablation-dims"]')
@@ -186,11 +204,16 @@ def test_a_sentence_pair_preset_and_a_typed_second_sentence(fresh):
     assert "wrong" in fresh.inner_text('[data-view="pair"]')
     # a typed second sentence: the difference covers the tokens the two share
     fresh.fill("#pair-text", "The trophy didn't fit in the box because it was too big")
-    fresh.wait_for_function("document.querySelector('[data-view=\"pair\"]').dataset.preset === ''"
-                            " && !!document.querySelector('svg[data-view=\"pair-diff\"]')")
+    fresh.wait_for_function(
+        "document.querySelector('[data-view=\"pair\"]').dataset.preset === ''"
+        " && !!document.querySelector('svg[data-view=\"pair-diff\"]')"
+    )
     fresh.wait_for_function("location.hash.includes('s2=')")  # the URL follows once the reader pauses
-    deltas = fresh.eval_on_selector_all('svg[data-view="pair-diff"] rect.diff-cell', """els => els.map((e) =>
-        [+e.dataset.aI, +e.dataset.aJ, +e.dataset.bI, +e.dataset.bJ, +e.dataset.delta])""")
+    deltas = fresh.eval_on_selector_all(
+        'svg[data-view="pair-diff"] rect.diff-cell',
+        """els => els.map((e) =>
+        [+e.dataset.aI, +e.dataset.aJ, +e.dataset.bI, +e.dataset.bJ, +e.dataset.delta])""",
+    )
     wa = independent_weights(fresh.input_value("#tokens"), 0, 1.0, DK)
     wb = independent_weights("The trophy didn't fit in the box because it was too big", 0, 1.0, DK)
     ta, tb = model_tokens(first), model_tokens("The trophy didn't fit in the box because it was too big")

@@ -1,6 +1,7 @@
 """Share, embed, export in a real browser: permalinks restore the view, hostile links are
 harmless, an embed snippet works inside a page from another origin, exported files are valid.
 """
+
 from __future__ import annotations
 
 import csv
@@ -14,8 +15,8 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 
-from attention_explorer.models import designed as model
 from attention_explorer import page as page_module, permalink, tokens as tok
+from attention_explorer.models import designed as model
 from conftest import TALL, open_page, serve_folder, wait_ready
 from test_browser_skeleton import independent_weights, set_range, wait_matrix
 
@@ -65,8 +66,11 @@ def test_a_fragment_the_reader_sets_wins_over_the_pages_pending_url_update(live)
         wait_matrix(live, temperature="1.5")
         live.wait_for_function("window.__heldTimers.length > 0")  # the page's URL update, held
         wanted = permalink.encode(permalink.decode("h=2&T=0.5")[0])
-        live.evaluate("""h => { location.hash = h; window.setTimeout = window.__plainSetTimeout;
-            window.__heldTimers.splice(0).forEach((f) => f()); }""", wanted)
+        live.evaluate(
+            """h => { location.hash = h; window.setTimeout = window.__plainSetTimeout;
+            window.__heldTimers.splice(0).forEach((f) => f()); }""",
+            wanted,
+        )
     finally:
         live.evaluate("() => { window.setTimeout = window.__plainSetTimeout; }")
     wait_matrix(live, temperature="0.5", head="2")
@@ -76,8 +80,9 @@ def test_a_fragment_the_reader_sets_wins_over_the_pages_pending_url_update(live)
 
 def test_a_permalink_restores_exactly_that_view(profile, base_url):
     preset = model.PRESETS[4]
-    fragment = (f"s={quote(preset.text)}&q={preset.query}&h=1&T=0.5&dk=4&mask=1&act=swiglu"
-                f"&stage=3&all=1&ddk=128&panel=routing")
+    fragment = (
+        f"s={quote(preset.text)}&q={preset.query}&h=1&T=0.5&dk=4&mask=1&act=swiglu&stage=3&all=1&ddk=128&panel=routing"
+    )
     context, page, problems = open_page(profile, base_url + "#" + fragment)
     wait_ready(page)
     wait_matrix(page, head="1", temperature="0.5", dkScale="4", query=str(preset.query))
@@ -87,14 +92,18 @@ def test_a_permalink_restores_exactly_that_view(profile, base_url):
     assert page.get_attribute("[data-stage-detail]", "data-stage-detail") == "3"
     assert page.get_attribute('[data-view="scale-demo"]', "data-dk") == "128"
     assert page.locator(f"{MATRIX} rect[data-masked]").count() > 0
-    w = np.array(page.eval_on_selector_all(f'{MATRIX} rect[data-i="{preset.query}"]',
-                                           "els => els.map(e => +e.dataset.weight)"))
+    w = np.array(
+        page.eval_on_selector_all(f'{MATRIX} rect[data-i="{preset.query}"]', "els => els.map(e => +e.dataset.weight)")
+    )
     assert w.sum() == pytest.approx(1.0)
     assert permalink.decode(fragment_of(page))[0] == permalink.decode(fragment)[0], "the URL keeps the view"
     # the page scrolls to the named panel; once that scroll has come to rest (the same position 0.4 s
     # apart), its card's heading is readable: below the sticky stepper bar, not under it
-    page.wait_for_function("(() => { const y = window.scrollY, same = y > 0 && y === window.__lastY;"
-                           " window.__lastY = y; return same; })()", polling=400)
+    page.wait_for_function(
+        "(() => { const y = window.scrollY, same = y > 0 && y === window.__lastY;"
+        " window.__lastY = y; return same; })()",
+        polling=400,
+    )
     heading, bar = page.evaluate("""() => [
         document.querySelector('[data-panel="routing"]').closest('.card').querySelector('h2, h3'),
         document.querySelector('.stepper-bar')].map((el) => el.getBoundingClientRect().toJSON())""")
@@ -167,12 +176,15 @@ def test_an_embed_snippet_works_in_a_page_from_another_origin(live, profile, bas
     assert "<iframe" in first and "embed.html#" in first and "attention-explorer:height" in first
     iframe2 = second.split("\n", 1)[0]  # the host script is needed once per page
     (tmp_path / "post.html").write_text(
-        f"<!doctype html><html><head><link rel=icon href=\"data:,\"></head><body><h1>My post</h1>{first}<p>Between the two.</p>{iframe2}</body></html>")
+        '<!doctype html><html><head><link rel=icon href="data:,"></head><body><h1>My post</h1>'
+        f"{first}<p>Between the two.</p>{iframe2}</body></html>"
+    )
     host = serve_folder(tmp_path, handler=__import__("http.server").server.SimpleHTTPRequestHandler)
     host_origin = f"http://127.0.0.1:{host.server_address[1]}/"
     bundle_origin = base_url.split("/attention-explorer/")[0] + "/"
-    context, page, problems = open_page(profile, host_origin + "post.html",
-                                        allowed_origins=(host_origin, bundle_origin))
+    context, page, problems = open_page(
+        profile, host_origin + "post.html", allowed_origins=(host_origin, bundle_origin)
+    )
     page.wait_for_function("[...document.querySelectorAll('iframe')].length === 2")
     for index in range(2):  # lazy iframes: wait until each has its document
         page.locator("iframe").nth(index).element_handle().content_frame().wait_for_load_state()
@@ -189,8 +201,9 @@ def test_an_embed_snippet_works_in_a_page_from_another_origin(live, profile, bas
     ffn_frame.wait_for_selector('[data-view="ffn"]')
     assert ffn_frame.locator(MATRIX).count() == 0
     expected = independent_weights(model.DEFAULT_TEXT, 1, 2.0, 8.0)
-    cells = matrix_frame.eval_on_selector_all(f"{MATRIX} rect[data-i]",
-                                              "els => els.map(e => [+e.dataset.i, +e.dataset.j, +e.dataset.weight])")
+    cells = matrix_frame.eval_on_selector_all(
+        f"{MATRIX} rect[data-i]", "els => els.map(e => [+e.dataset.i, +e.dataset.j, +e.dataset.weight])"
+    )
     for i, j, w in cells:
         assert w == pytest.approx(expected[i, j], abs=1e-9)
     # each iframe was sized by the host script to its own content
@@ -198,8 +211,9 @@ def test_an_embed_snippet_works_in_a_page_from_another_origin(live, profile, bas
     for index, frame in enumerate(frames):
         page.locator("iframe").nth(index).scroll_into_view_if_needed()
         content = frame.evaluate("Math.ceil(document.body.getBoundingClientRect().height)")
-        page.wait_for_function(f"Math.abs(document.querySelectorAll('iframe')[{index}].getBoundingClientRect().height"
-                               f" - {content}) <= 2")
+        page.wait_for_function(
+            f"Math.abs(document.querySelectorAll('iframe')[{index}].getBoundingClientRect().height - {content}) <= 2"
+        )
     # separate state: a query click in one frame leaves the other alone
     matrix_frame.click('.chip[data-token-index="1"]')
     matrix_frame.wait_for_selector(f'{MATRIX}[data-query="1"]')
@@ -239,8 +253,10 @@ def _png_size(png: bytes):
 
 
 # Panels whose pictures need a setting first: a head switched off, a second sentence.
-NEEDS = {"ablation": ('[data-view="ablation"] button[data-toggle="0"]', 'svg[data-view="ablation-change"]'),
-         "pair": ('[data-view="pair"] button[data-event="pair_preset"]', 'svg[data-view="pair-diff"]')}
+NEEDS = {
+    "ablation": ('[data-view="ablation"] button[data-toggle="0"]', 'svg[data-view="ablation-change"]'),
+    "pair": ('[data-view="pair"] button[data-event="pair_preset"]', 'svg[data-view="pair-diff"]'),
+}
 
 
 @pytest.mark.parametrize("target", [p for p in page_module.EMBEDDABLE if p not in page_module.TEXT_ONLY])

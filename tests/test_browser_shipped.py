@@ -5,6 +5,7 @@ editor, the trained model chosen, a panel saved as PNG, the embed page, the cred
 request recorded: every file of dist/ must have been asked for, or be a licence or model card (read by
 people), or the tab's icon the page links, or .nojekyll (read by GitHub Pages, not the page).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -21,7 +22,7 @@ def test_every_file_in_the_bundle_is_loaded_by_some_path_of_the_page(browser, ba
     def record(request):
         url = request.url.split("#")[0].split("?")[0]
         if url.startswith(base_url):
-            asked.add(url[len(base_url):] or "index.html")
+            asked.add(url[len(base_url) :] or "index.html")
 
     context, page, problems = open_page(browser, base_url, viewport={"width": 1280, "height": 900})
     asked.add("index.html")  # the page itself, opened before the recording could start

@@ -5,6 +5,7 @@ Expected weights are derived here independently: Q and K are built with plain Nu
 from the model's published inputs (embedding and weight matrices), and the softmax is
 written out in the test.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,8 @@ import numpy as np
 import pytest
 
 import build
-
-from attention_explorer.models import designed as model
 from attention_explorer import tokens as tok
+from attention_explorer.models import designed as model
 from conftest import PageProblems
 
 pytestmark = pytest.mark.browser
@@ -53,7 +53,8 @@ def independent_weights(text: str, head: int, temperature: float, dk_scale: floa
 def heatmap_weights(page) -> np.ndarray:
     cells = page.eval_on_selector_all(
         'svg[data-view="attention-matrix"] rect[data-i]',
-        "els => els.map(e => [+e.dataset.i, +e.dataset.j, parseFloat(e.dataset.weight)])")
+        "els => els.map(e => [+e.dataset.i, +e.dataset.j, parseFloat(e.dataset.weight)])",
+    )
     n = int(math.isqrt(len(cells)))
     assert n * n == len(cells) and n > 0, f"expected a square grid, got {len(cells)} cells"
     w = np.full((n, n), np.nan)
@@ -65,13 +66,16 @@ def heatmap_weights(page) -> np.ndarray:
 
 def set_range(page, selector: str, value: float):
     """Move a slider the way a reader's drag does: set the value, fire `input`."""
-    page.eval_on_selector(selector, "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }",
-                          str(value))
+    page.eval_on_selector(
+        selector, "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }", str(value)
+    )
 
 
 def wait_matrix(page, **attrs):
     cond = " && ".join(f"s.dataset.{k} === {v!r}" for k, v in attrs.items())
-    page.wait_for_function(f"(() => {{ const s = document.querySelector('svg[data-view=\"attention-matrix\"]'); return s && {cond}; }})()")
+    page.wait_for_function(
+        f"(() => {{ const s = document.querySelector('svg[data-view=\"attention-matrix\"]'); return s && {cond}; }})()"
+    )
 
 
 def test_first_paint_has_the_real_heatmap_before_python(base_url):
@@ -90,8 +94,10 @@ def test_page_is_ready_with_python_in_a_worker(live):
     assert live.evaluate("document.documentElement.dataset.state") == "ready"
     # the bridge checks the runtime files with HEAD requests (no body); a main-thread
     # Pyodide would download their bodies here
-    bodies = live.evaluate("performance.getEntriesByType('resource')"
-                           ".filter(e => e.name.includes('pyodide.asm')).map(e => [e.name, e.encodedBodySize])")
+    bodies = live.evaluate(
+        "performance.getEntriesByType('resource')"
+        ".filter(e => e.name.includes('pyodide.asm')).map(e => [e.name, e.encodedBodySize])"
+    )
     assert bodies and all(size == 0 for _, size in bodies), f"Pyodide loaded on the main thread: {bodies}"
     assert live.evaluate("typeof globalThis.loadPyodide") == "undefined"
     assert "live" in live.inner_text("#runtime-status")
@@ -123,8 +129,12 @@ def test_the_status_line_counts_the_runtime_download_then_names_each_step(live, 
     assert [mb for mb, _ in counted] == sorted(mb for mb, _ in counted) and counted[-1][0] <= float(total_mb)
     # "Starting Python" is shown once the worker has counted every byte of those files
     steps = [t for t in texts if not t.startswith("Downloading") and not t.startswith("Showing")]
-    assert steps == ["Starting Python…", "Loading NumPy…", "Computing attention in Python…",
-                     "Python is running: every change you make is computed live in your browser."], texts
+    assert steps == [
+        "Starting Python…",
+        "Loading NumPy…",
+        "Computing attention in Python…",
+        "Python is running: every change you make is computed live in your browser.",
+    ], texts
     values = [entry[1] for entry in log[1:]]
     assert values == sorted(values) and values[-1] == log[-1][2] == 4, log
 
@@ -199,7 +209,10 @@ def test_clicking_a_token_moves_the_query_row(live):
 def test_typing_a_sentence_recomputes_and_bad_input_keeps_the_last_picture(live):
     text = "Dogs bark loudly ."
     live.fill("#tokens", text)
-    live.wait_for_function(f"document.querySelectorAll('svg[data-view=\"attention-matrix\"] rect[data-i]').length === {len(model_tokens(text)) ** 2}")
+    live.wait_for_function(
+        "document.querySelectorAll('svg[data-view=\"attention-matrix\"] rect[data-i]').length"
+        f" === {len(model_tokens(text)) ** 2}"
+    )
     np.testing.assert_allclose(heatmap_weights(live), independent_weights(text, 0, 1.0, 8.0), atol=1e-9)
     good = live.inner_html('[data-panel="attention-matrix"]')
     live.fill("#tokens", "   ")
@@ -218,7 +231,8 @@ def test_a_sentence_typed_just_before_another_change_is_kept(live):
     text = "Dogs bark loudly ."
     live.evaluate("""() => { window.__heldTimers = []; const plain = window.setTimeout;
         window.__plainSetTimeout = plain;
-        window.setTimeout = (f, ms, ...args) => ms === 150 ? (window.__heldTimers.push(f), -1) : plain(f, ms, ...args); }""")
+        window.setTimeout = (f, ms, ...args) =>
+            ms === 150 ? (window.__heldTimers.push(f), -1) : plain(f, ms, ...args); }""")
     try:
         live.fill("#tokens", text)
         live.focus("#temperature")
@@ -227,26 +241,38 @@ def test_a_sentence_typed_just_before_another_change_is_kept(live):
         live.wait_for_function("attentionExplorer.idle()")
         assert live.input_value("#tokens") == text, "a reply put another sentence in the box"
     finally:
-        live.evaluate("() => { window.setTimeout = window.__plainSetTimeout; window.__heldTimers.splice(0).forEach((f) => f()); }")
+        live.evaluate(
+            "() => { window.setTimeout = window.__plainSetTimeout; window.__heldTimers.splice(0).forEach((f) => f()); }"
+        )
     live.wait_for_function("attentionExplorer.idle()")
     assert json.loads(live.get_attribute(MATRIX, "data-tokens")) == model_tokens(text)
     assert live.input_value("#tokens") == text
     live.fill("#tokens", model.DEFAULT_TEXT)
     set_range(live, "#temperature", 1.0)
     wait_matrix(live, temperature="1")
-    live.wait_for_function(f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length === "
-                           f"{len(model_tokens(model.DEFAULT_TEXT))}")
+    live.wait_for_function(
+        f"JSON.parse(document.querySelector('{MATRIX}').dataset.tokens).length === "
+        f"{len(model_tokens(model.DEFAULT_TEXT))}"
+    )
 
 
 NUMPY_WHEEL = build.RUNTIME_NUMPY.rsplit("/", 1)[1]
 
 
-@pytest.mark.parametrize("missing,named,status,says", [
-    ("**/pyodide.asm.wasm", "pyodide.asm.wasm", 404, "404"),
-    ("**/py/startup.zip", "startup.zip", 404, "404"),
-    (f"**/{NUMPY_WHEEL}", NUMPY_WHEEL, 404, "404"),
-    (f"**/{NUMPY_WHEEL}", NUMPY_WHEEL, 200, "is not the pinned file (its sha256 differs)"),  # other bytes: the integrity refuses them
-])
+@pytest.mark.parametrize(
+    "missing,named,status,says",
+    [
+        ("**/pyodide.asm.wasm", "pyodide.asm.wasm", 404, "404"),
+        ("**/py/startup.zip", "startup.zip", 404, "404"),
+        (f"**/{NUMPY_WHEEL}", NUMPY_WHEEL, 404, "404"),
+        (
+            f"**/{NUMPY_WHEEL}",
+            NUMPY_WHEEL,
+            200,
+            "is not the pinned file (its sha256 differs)",
+        ),  # other bytes: the integrity refuses them
+    ],
+)
 def test_runtime_failure_shows_a_message_and_keeps_the_static_view(browser, base_url, missing, named, status, says):
     """If the runtime or one of our modules cannot load, or NumPy's wheel is not the pinned one,
     data-state is 'error', a message names the file and why, the heatmap stays."""
@@ -277,6 +303,7 @@ TEXT_AND_BACKGROUND = """(e, pseudo) => {
 
 def contrast_ratio(foreground: str, background: str) -> float:
     """WCAG 2 contrast ratio of two opaque CSS colours given as "rgb(r, g, b)"."""
+
     def luminance(colour: str) -> float:
         channels = [int(c) / 255 for c in re.findall(r"\d+", colour)[:3]]
         r, g, b = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
@@ -286,8 +313,11 @@ def contrast_ratio(foreground: str, background: str) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-@pytest.mark.parametrize("viewport,scheme", [({"width": 1280, "height": 900}, "light"),
-                                             ({"width": 360, "height": 740}, "dark")], ids=["1280-light", "360-dark"])
+@pytest.mark.parametrize(
+    "viewport,scheme",
+    [({"width": 1280, "height": 900}, "light"), ({"width": 360, "height": 740}, "dark")],
+    ids=["1280-light", "360-dark"],
+)
 def test_with_javascript_off_the_page_says_what_needs_it(browser, base_url, bundle, viewport, scheme):
     """With JavaScript off nothing waits for Python or pretends to work: the <noscript> line says the
     first screen is the pre-computed default and the other pictures need JavaScript; every panel whose
@@ -307,10 +337,13 @@ def test_with_javascript_off_the_page_says_what_needs_it(browser, base_url, bund
         shown = page.locator(hidden).evaluate_all("els => els.filter((e) => e.checkVisibility()).length")
         assert shown == 0, f"{shown} × {hidden} visible with JavaScript off"
     deferred = set(json.loads((bundle / build.PRERENDERED).read_text(encoding="utf-8")))
-    panels = page.eval_on_selector_all("[data-panel]", """els => els.map((e) => ({
+    panels = page.eval_on_selector_all(
+        "[data-panel]",
+        """els => els.map((e) => ({
         id: e.dataset.panel, says: getComputedStyle(e, '::before').content,
         shown: e.checkVisibility() || Boolean(e.closest('details:not([open])')),  // folded: shown when opened
-        drawn: e.querySelectorAll('*:not(template)').length }))""")
+        drawn: e.querySelectorAll('*:not(template)').length }))""",
+    )
     assert {p["id"] for p in panels} >= deferred, "a pre-rendered panel has no place on the page"
     for p in panels:
         if p["id"] in deferred:

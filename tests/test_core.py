@@ -26,6 +26,7 @@ TOL = 1e-10
 # loop references (lists of lists of floats in, lists out)
 # --------------------------------------------------------------------------
 
+
 def ref_matmul(a, b):
     return [[sum(a[i][t] * b[t][j] for t in range(len(b))) for j in range(len(b[0]))] for i in range(len(a))]
 
@@ -124,8 +125,21 @@ def ref_pe(n, d_model):
 
 def ref_block(x, p, n_heads, temperature, scale, mask, activation, eps=1e-5):
     L = lambda a: None if a is None else np.asarray(a).tolist()  # noqa: E731
-    attn, _ = ref_mha(x, L(p.w_q), L(p.w_k), L(p.w_v), L(p.w_o), L(p.b_q), L(p.b_k), L(p.b_v), L(p.b_o),
-                      n_heads, temperature, scale, mask)
+    attn, _ = ref_mha(
+        x,
+        L(p.w_q),
+        L(p.w_k),
+        L(p.w_v),
+        L(p.w_o),
+        L(p.b_q),
+        L(p.b_k),
+        L(p.b_v),
+        L(p.b_o),
+        n_heads,
+        temperature,
+        scale,
+        mask,
+    )
     h = ref_layer_norm([[a + b for a, b in zip(r1, r2)] for r1, r2 in zip(x, attn)], L(p.ln1_gamma), L(p.ln1_beta), eps)
     if activation == "swiglu":
         f = ref_add_bias(ref_swiglu(h, L(p.w_1), L(p.w_gate), L(p.w_2)), L(p.b_2))
@@ -142,11 +156,22 @@ def close(actual, expected, tol=TOL):
 def make_params(rng, d_model=8, d_ff=12, gated=False):
     r = lambda *s: rng.normal(size=s) * 0.5  # noqa: E731
     return core.BlockParams(
-        w_q=r(d_model, d_model), w_k=r(d_model, d_model), w_v=r(d_model, d_model), w_o=r(d_model, d_model),
-        b_q=r(d_model), b_k=r(d_model), b_v=r(d_model), b_o=r(d_model),
-        ln1_gamma=1 + r(d_model), ln1_beta=r(d_model),
-        w_1=r(d_model, d_ff), b_1=r(d_ff), w_2=r(d_ff, d_model), b_2=r(d_model),
-        ln2_gamma=1 + r(d_model), ln2_beta=r(d_model),
+        w_q=r(d_model, d_model),
+        w_k=r(d_model, d_model),
+        w_v=r(d_model, d_model),
+        w_o=r(d_model, d_model),
+        b_q=r(d_model),
+        b_k=r(d_model),
+        b_v=r(d_model),
+        b_o=r(d_model),
+        ln1_gamma=1 + r(d_model),
+        ln1_beta=r(d_model),
+        w_1=r(d_model, d_ff),
+        b_1=r(d_ff),
+        w_2=r(d_ff, d_model),
+        b_2=r(d_model),
+        ln2_gamma=1 + r(d_model),
+        ln2_beta=r(d_model),
         w_gate=r(d_model, d_ff) if gated else None,
     )
 
@@ -162,6 +187,7 @@ def mha_biases(p):
 # --------------------------------------------------------------------------
 # softmax
 # --------------------------------------------------------------------------
+
 
 def test_softmax_matches_loop_reference_on_both_axes():
     x = np.random.default_rng(0).normal(size=(4, 6)) * 3
@@ -194,6 +220,7 @@ def test_softmax_huge_logits_are_stable():
 # scaled dot-product attention and masks
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("use_mask", [False, True])
 @pytest.mark.parametrize("temperature", [0.5, 1.0, 3.0])
 def test_sdpa_matches_loop_reference(use_mask, temperature):
@@ -203,8 +230,9 @@ def test_sdpa_matches_loop_reference(use_mask, temperature):
     if use_mask:
         mask[1] = False  # one fully masked row
     z, w = core.scaled_dot_product_attention(q, k, v, temperature=temperature, mask=mask)
-    _, rw, rz = ref_attention(q.tolist(), k.tolist(), v.tolist(), math.sqrt(4), temperature,
-                              None if mask is None else mask.tolist())
+    _, rw, rz = ref_attention(
+        q.tolist(), k.tolist(), v.tolist(), math.sqrt(4), temperature, None if mask is None else mask.tolist()
+    )
     assert z.shape == (3, 2) and w.shape == (3, 5)
     close(w, rw)
     close(z, rz)
@@ -217,8 +245,9 @@ def test_sdpa_batched_equals_per_item_with_broadcast_mask():
     z, w = core.scaled_dot_product_attention(q, k, v, mask=mask)
     for b in range(2):
         for h in range(3):
-            _, rw, rz = ref_attention(q[b, h].tolist(), k[b, h].tolist(), v[b, h].tolist(), math.sqrt(5), 1.0,
-                                      mask.tolist())
+            _, rw, rz = ref_attention(
+                q[b, h].tolist(), k[b, h].tolist(), v[b, h].tolist(), math.sqrt(5), 1.0, mask.tolist()
+            )
             close(w[b, h], rw)
             close(z[b, h], rz)
 
@@ -309,8 +338,13 @@ def test_extreme_scores_and_masks_stay_finite(temperature):
             z, w = core.scaled_dot_product_attention(q, k, v, temperature=temperature, mask=mask)
         assert np.isfinite(z).all() and np.isfinite(w).all()
         m = np.ones((6, 6), bool) if mask is None else mask
-        close(w, [ref_softmax_row((row / (math.sqrt(6) * temperature)).tolist(), mr.tolist())
-                  for row, mr in zip(q @ k.T, m)])
+        close(
+            w,
+            [
+                ref_softmax_row((row / (math.sqrt(6) * temperature)).tolist(), mr.tolist())
+                for row, mr in zip(q @ k.T, m)
+            ],
+        )
     # and through a whole block, whose trace must be finite everywhere
     p = make_params(rng, d_model=6, d_ff=4)
     x = rng.choice([-30.0, 30.0], size=(6, 6))
@@ -326,6 +360,7 @@ def test_extreme_scores_and_masks_stay_finite(temperature):
 # multi-head attention
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("n_heads", [1, 2, 4])
 def test_mha_matches_loop_reference(n_heads):
     rng = np.random.default_rng(12)
@@ -334,8 +369,21 @@ def test_mha_matches_loop_reference(n_heads):
     mask = rng.random((5, 5)) < 0.7
     out, w = core.multi_head_attention(x, *mha_args(p), n_heads, temperature=1.7, mask=mask, **mha_biases(p))
     L = lambda a: a.tolist()  # noqa: E731
-    rout, rw = ref_mha(L(x), L(p.w_q), L(p.w_k), L(p.w_v), L(p.w_o), L(p.b_q), L(p.b_k), L(p.b_v), L(p.b_o),
-                       n_heads, 1.7, None, L(mask))
+    rout, rw = ref_mha(
+        L(x),
+        L(p.w_q),
+        L(p.w_k),
+        L(p.w_v),
+        L(p.w_o),
+        L(p.b_q),
+        L(p.b_k),
+        L(p.b_v),
+        L(p.b_o),
+        n_heads,
+        1.7,
+        None,
+        L(mask),
+    )
     assert out.shape == (5, 8) and w.shape == (n_heads, 5, 5)
     close(out, rout)
     close(w, rw)
@@ -390,6 +438,7 @@ def test_mha_accepts_per_head_masks():
 # layer norm, activations, feed-forward, positions
 # --------------------------------------------------------------------------
 
+
 def test_layer_norm_matches_loop_reference():
     rng = np.random.default_rng(17)
     x, g, b = rng.normal(size=(5, 7)) * 4 + 3, rng.normal(size=7), rng.normal(size=7)
@@ -420,8 +469,12 @@ def test_float32_erf_and_gelu_stay_float32_within_a_few_float32_steps():
     """The trained model's GELU: vectorised (no Python call per value), within 6e-7 of math.erf on every
     float32 in [-10, 10] (7.1.26's own 1.5e-7 plus float32 rounding), finite and exact at the ends.
     The bound is absolute: near 0, erf's relative error is larger, which GELU's factor x makes harmless."""
-    xs = np.concatenate([np.linspace(-10, 10, 400_001, dtype=np.float32),
-                         np.array([0.0, -0.0, 1e-30, -1e-30, 1e30, -1e30, np.inf, -np.inf], dtype=np.float32)])
+    xs = np.concatenate(
+        [
+            np.linspace(-10, 10, 400_001, dtype=np.float32),
+            np.array([0.0, -0.0, 1e-30, -1e-30, 1e30, -1e30, np.inf, -np.inf], dtype=np.float32),
+        ]
+    )
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         e, g = core.erf(xs), core.gelu(xs[:-2])  # gelu(-inf) = -inf * 0 is NaN in any precision
     assert e.dtype == np.float32 and g.dtype == np.float32
@@ -485,8 +538,10 @@ def test_feed_forward_matches_loop_reference(activation):
     rng = np.random.default_rng(19)
     x, w_1, b_1, w_2, b_2 = (rng.normal(size=s) for s in [(4, 6), (6, 10), (10,), (10, 6), (6,)])
     act = ref_relu if activation == "relu" else ref_gelu
-    close(core.feed_forward(x, w_1, b_1, w_2, b_2, activation=activation),
-          ref_ffn(x.tolist(), w_1.tolist(), b_1.tolist(), w_2.tolist(), b_2.tolist(), act))
+    close(
+        core.feed_forward(x, w_1, b_1, w_2, b_2, activation=activation),
+        ref_ffn(x.tolist(), w_1.tolist(), b_1.tolist(), w_2.tolist(), b_2.tolist(), act),
+    )
 
 
 def test_feed_forward_defaults_to_gelu():
@@ -514,6 +569,7 @@ def test_sinusoidal_positional_encoding_matches_vaswani(n, d_model):
 # --------------------------------------------------------------------------
 # transformer block and its trace
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("activation", ["relu", "gelu", "swiglu"])
 def test_transformer_block_matches_loop_reference(activation):
@@ -636,14 +692,32 @@ def test_transformer_block_trace_shapes_and_default_mask():
     t = core.transformer_block(rng.normal(size=(n, d)), make_params(rng), 4)
     assert t.mask.shape == (n, n) and t.mask.dtype == np.bool_ and t.mask.all()
     assert (t.temperature, t.scale, t.activation, t.d_head) == (1.0, math.sqrt(2), "gelu", 2)
-    shapes = dict(x=(n, d), q=(4, n, 2), k=(4, n, 2), v=(4, n, 2), scores=(4, n, n), scaled_scores=(4, n, n),
-                  weights=(4, n, n), head_outputs=(4, n, 2), concat=(n, d), attn_out=(n, d), resid1=(n, d),
-                  ln1_mean=(n,), ln1_std=(n,), ln1=(n, d), ffn_pre=(n, f), ffn_act=(n, f), ffn_out=(n, d),
-                  resid2=(n, d), ln2_mean=(n,), ln2_std=(n,), out=(n, d))
+    shapes = dict(
+        x=(n, d),
+        q=(4, n, 2),
+        k=(4, n, 2),
+        v=(4, n, 2),
+        scores=(4, n, n),
+        scaled_scores=(4, n, n),
+        weights=(4, n, n),
+        head_outputs=(4, n, 2),
+        concat=(n, d),
+        attn_out=(n, d),
+        resid1=(n, d),
+        ln1_mean=(n,),
+        ln1_std=(n,),
+        ln1=(n, d),
+        ffn_pre=(n, f),
+        ffn_act=(n, f),
+        ffn_out=(n, d),
+        resid2=(n, d),
+        ln2_mean=(n,),
+        ln2_std=(n,),
+        out=(n, d),
+    )
     for name, shape in shapes.items():
         assert getattr(t, name).shape == shape, name
     close(t.weights.sum(-1), np.ones((4, n)))
-
 
 
 def test_transformer_block_records_the_layernorm_eps_it_used():
@@ -659,9 +733,11 @@ def test_transformer_block_records_the_layernorm_eps_it_used():
             var = sum((v - mean) ** 2 for v in r) / len(r)
             assert t.ln1_std[i] == pytest.approx(math.sqrt(var + eps), rel=1e-12)
 
+
 # --------------------------------------------------------------------------
 # validation: ValueError naming the argument
 # --------------------------------------------------------------------------
+
 
 def _sdpa(**kw):
     rng = np.random.default_rng(27)
@@ -670,24 +746,27 @@ def _sdpa(**kw):
     return core.scaled_dot_product_attention(args.pop("q"), args.pop("k"), args.pop("v"), **args)
 
 
-@pytest.mark.parametrize("kw,name", [
-    (dict(k=np.zeros((5, 3))), "d_k"),
-    (dict(v=np.zeros((4, 2))), "n_k"),
-    (dict(q=np.zeros(4)), "q"),
-    (dict(temperature=0.0), "temperature"),
-    (dict(temperature=-1.0), "temperature"),
-    (dict(temperature=np.inf), "temperature"),
-    (dict(temperature=np.nan), "temperature"),
-    (dict(temperature="hot"), "temperature"),
-    (dict(temperature=np.ones(2)), "temperature"),
-    (dict(scale=0.0), "scale"),
-    (dict(scale=-2.0), "scale"),
-    (dict(scale=np.inf), "scale"),
-    (dict(mask=np.ones((3, 5))), "mask"),  # float, not bool
-    (dict(mask=np.ones((3, 5), dtype=int)), "mask"),
-    (dict(mask=np.ones((5, 3), bool)), "mask"),  # does not broadcast
-    (dict(mask=np.ones((2, 3, 5), bool)), "mask"),  # would add a batch axis
-])
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        (dict(k=np.zeros((5, 3))), "d_k"),
+        (dict(v=np.zeros((4, 2))), "n_k"),
+        (dict(q=np.zeros(4)), "q"),
+        (dict(temperature=0.0), "temperature"),
+        (dict(temperature=-1.0), "temperature"),
+        (dict(temperature=np.inf), "temperature"),
+        (dict(temperature=np.nan), "temperature"),
+        (dict(temperature="hot"), "temperature"),
+        (dict(temperature=np.ones(2)), "temperature"),
+        (dict(scale=0.0), "scale"),
+        (dict(scale=-2.0), "scale"),
+        (dict(scale=np.inf), "scale"),
+        (dict(mask=np.ones((3, 5))), "mask"),  # float, not bool
+        (dict(mask=np.ones((3, 5), dtype=int)), "mask"),
+        (dict(mask=np.ones((5, 3), bool)), "mask"),  # does not broadcast
+        (dict(mask=np.ones((2, 3, 5), bool)), "mask"),  # would add a batch axis
+    ],
+)
 def test_sdpa_rejects_invalid_arguments(kw, name):
     with pytest.raises(ValueError, match=name):
         _sdpa(**kw)
@@ -704,51 +783,78 @@ def _mha(x=None, n_heads=2, **kw):
     args = dict(w_q=p.w_q, w_k=p.w_k, w_v=p.w_v, w_o=p.w_o, **mha_biases(p))
     args.update(kw)
     x = rng.normal(size=(4, 8)) if x is None else x
-    return core.multi_head_attention(x, args.pop("w_q"), args.pop("w_k"), args.pop("w_v"), args.pop("w_o"),
-                                     n_heads, **args)
+    return core.multi_head_attention(
+        x, args.pop("w_q"), args.pop("w_k"), args.pop("w_v"), args.pop("w_o"), n_heads, **args
+    )
 
 
-@pytest.mark.parametrize("kw,name", [
-    (dict(n_heads=3), "n_heads"),
-    (dict(n_heads=0), "n_heads"),
-    (dict(n_heads=2.0), "n_heads"),
-    (dict(x=np.zeros(8)), "x"),
-    (dict(w_q=np.zeros((8, 6))), "w_q"),
-    (dict(w_k=np.zeros((6, 8))), "w_k"),
-    (dict(w_v=np.zeros((8,))), "w_v"),
-    (dict(w_o=np.zeros((8, 9))), "w_o"),
-    (dict(b_q=np.zeros(7)), "b_q"),
-    (dict(b_k=np.zeros((1, 8))), "b_k"),
-    (dict(b_v=np.zeros(9)), "b_v"),
-    (dict(b_o=np.zeros(4)), "b_o"),
-    (dict(temperature=0), "temperature"),
-    (dict(scale=-1), "scale"),
-    (dict(mask=np.ones((4, 4))), "mask"),
-    (dict(mask=np.ones((3, 4, 4), bool)), "mask"),  # 3 masks for 2 heads
-])
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        (dict(n_heads=3), "n_heads"),
+        (dict(n_heads=0), "n_heads"),
+        (dict(n_heads=2.0), "n_heads"),
+        (dict(x=np.zeros(8)), "x"),
+        (dict(w_q=np.zeros((8, 6))), "w_q"),
+        (dict(w_k=np.zeros((6, 8))), "w_k"),
+        (dict(w_v=np.zeros((8,))), "w_v"),
+        (dict(w_o=np.zeros((8, 9))), "w_o"),
+        (dict(b_q=np.zeros(7)), "b_q"),
+        (dict(b_k=np.zeros((1, 8))), "b_k"),
+        (dict(b_v=np.zeros(9)), "b_v"),
+        (dict(b_o=np.zeros(4)), "b_o"),
+        (dict(temperature=0), "temperature"),
+        (dict(scale=-1), "scale"),
+        (dict(mask=np.ones((4, 4))), "mask"),
+        (dict(mask=np.ones((3, 4, 4), bool)), "mask"),  # 3 masks for 2 heads
+    ],
+)
 def test_mha_rejects_invalid_arguments(kw, name):
     with pytest.raises(ValueError, match=name):
         _mha(**kw)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: core.layer_norm(np.zeros((2, 4)), np.ones(3), np.zeros(4)), "gamma"),
-    (lambda: core.layer_norm(np.zeros((2, 4)), np.ones(4), np.zeros(5)), "beta"),
-    (lambda: core.layer_norm(np.zeros((2, 4)), np.ones(4), np.zeros(4), eps=0.0), "eps"),
-    (lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(6), np.zeros((6, 4)), np.zeros(4),
-                               activation="tanh"), "activation"),
-    (lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(6), np.zeros((6, 4)), np.zeros(4),
-                               activation="swiglu"), "activation"),
-    (lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((5, 6)), np.zeros(6), np.zeros((6, 4)), np.zeros(4)), "w_1"),
-    (lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(5), np.zeros((6, 4)), np.zeros(4)), "b_1"),
-    (lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(6), np.zeros((6, 3)), np.zeros(4)), "w_2"),
-    (lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(6), np.zeros((6, 4)), np.zeros(3)), "b_2"),
-    (lambda: core.swiglu(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros((4, 5)), np.zeros((6, 4))), "w_gate"),
-    (lambda: core.causal_mask(-1), "n"),
-    (lambda: core.causal_mask(2.5), "n"),
-    (lambda: core.sinusoidal_positional_encoding(-1, 4), "n"),
-    (lambda: core.sinusoidal_positional_encoding(4, 0), "d_model"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: core.layer_norm(np.zeros((2, 4)), np.ones(3), np.zeros(4)), "gamma"),
+        (lambda: core.layer_norm(np.zeros((2, 4)), np.ones(4), np.zeros(5)), "beta"),
+        (lambda: core.layer_norm(np.zeros((2, 4)), np.ones(4), np.zeros(4), eps=0.0), "eps"),
+        (
+            lambda: core.feed_forward(
+                np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(6), np.zeros((6, 4)), np.zeros(4), activation="tanh"
+            ),
+            "activation",
+        ),
+        (
+            lambda: core.feed_forward(
+                np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(6), np.zeros((6, 4)), np.zeros(4), activation="swiglu"
+            ),
+            "activation",
+        ),
+        (
+            lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((5, 6)), np.zeros(6), np.zeros((6, 4)), np.zeros(4)),
+            "w_1",
+        ),
+        (
+            lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(5), np.zeros((6, 4)), np.zeros(4)),
+            "b_1",
+        ),
+        (
+            lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(6), np.zeros((6, 3)), np.zeros(4)),
+            "w_2",
+        ),
+        (
+            lambda: core.feed_forward(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros(6), np.zeros((6, 4)), np.zeros(3)),
+            "b_2",
+        ),
+        (lambda: core.swiglu(np.zeros((2, 4)), np.zeros((4, 6)), np.zeros((4, 5)), np.zeros((6, 4))), "w_gate"),
+        (lambda: core.causal_mask(-1), "n"),
+        (lambda: core.causal_mask(2.5), "n"),
+        (lambda: core.sinusoidal_positional_encoding(-1, 4), "n"),
+        (lambda: core.sinusoidal_positional_encoding(4, 0), "d_model"),
+    ],
+)
 def test_helpers_reject_invalid_arguments(call, name):
     with pytest.raises(ValueError, match=name):
         call()
@@ -762,29 +868,32 @@ def _block(p_kw=(), gated=False, x=None, n_heads=2, **kw):
     return core.transformer_block(x, p, n_heads, **kw)
 
 
-@pytest.mark.parametrize("kw,name", [
-    (dict(activation="tanh"), "activation"),
-    (dict(activation="swiglu"), "w_gate"),
-    (dict(activation="swiglu", gated=True, p_kw=dict(w_gate=np.zeros((8, 5)))), "w_gate"),
-    (dict(n_heads=3), "n_heads"),
-    (dict(temperature=-0.5), "temperature"),
-    (dict(scale=0.0), "scale"),
-    (dict(mask=np.ones((4, 4), dtype=np.int8)), "mask"),
-    (dict(mask=np.ones((2, 4, 4), bool)), "mask"),  # the trace stores one [n, n] mask
-    (dict(mask=np.ones((4, 3), bool)), "mask"),
-    (dict(eps=-1e-5), "eps"),
-    (dict(p_kw=dict(w_q=np.zeros((8, 4)))), "w_q"),
-    (dict(p_kw=dict(w_o=np.zeros((4, 8)))), "w_o"),
-    (dict(p_kw=dict(b_v=np.zeros(5))), "b_v"),
-    (dict(p_kw=dict(ln1_gamma=np.ones(5))), "ln1_gamma"),
-    (dict(p_kw=dict(ln1_beta=np.ones(5))), "ln1_beta"),
-    (dict(p_kw=dict(w_1=np.zeros((7, 12)))), "w_1"),
-    (dict(p_kw=dict(b_1=np.zeros(11))), "b_1"),
-    (dict(p_kw=dict(w_2=np.zeros((12, 7)))), "w_2"),
-    (dict(p_kw=dict(b_2=np.zeros(7))), "b_2"),
-    (dict(p_kw=dict(ln2_gamma=np.ones(9))), "ln2_gamma"),
-    (dict(p_kw=dict(ln2_beta=np.ones(9))), "ln2_beta"),
-])
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        (dict(activation="tanh"), "activation"),
+        (dict(activation="swiglu"), "w_gate"),
+        (dict(activation="swiglu", gated=True, p_kw=dict(w_gate=np.zeros((8, 5)))), "w_gate"),
+        (dict(n_heads=3), "n_heads"),
+        (dict(temperature=-0.5), "temperature"),
+        (dict(scale=0.0), "scale"),
+        (dict(mask=np.ones((4, 4), dtype=np.int8)), "mask"),
+        (dict(mask=np.ones((2, 4, 4), bool)), "mask"),  # the trace stores one [n, n] mask
+        (dict(mask=np.ones((4, 3), bool)), "mask"),
+        (dict(eps=-1e-5), "eps"),
+        (dict(p_kw=dict(w_q=np.zeros((8, 4)))), "w_q"),
+        (dict(p_kw=dict(w_o=np.zeros((4, 8)))), "w_o"),
+        (dict(p_kw=dict(b_v=np.zeros(5))), "b_v"),
+        (dict(p_kw=dict(ln1_gamma=np.ones(5))), "ln1_gamma"),
+        (dict(p_kw=dict(ln1_beta=np.ones(5))), "ln1_beta"),
+        (dict(p_kw=dict(w_1=np.zeros((7, 12)))), "w_1"),
+        (dict(p_kw=dict(b_1=np.zeros(11))), "b_1"),
+        (dict(p_kw=dict(w_2=np.zeros((12, 7)))), "w_2"),
+        (dict(p_kw=dict(b_2=np.zeros(7))), "b_2"),
+        (dict(p_kw=dict(ln2_gamma=np.ones(9))), "ln2_gamma"),
+        (dict(p_kw=dict(ln2_beta=np.ones(9))), "ln2_beta"),
+    ],
+)
 def test_transformer_block_rejects_invalid_arguments(kw, name):
     with pytest.raises(ValueError, match=name):
         _block(**kw)

@@ -1,14 +1,14 @@
 """A licence and credits (issue 37, item 1): the project's MIT LICENSE, and dist/credits.html naming every
 redistributed component with its version, source and licence, linked from every page's footer."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from markup_tree import parse
-
 import build
 from attention_explorer import models
+from markup_tree import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,8 +20,11 @@ def test_the_project_is_mit_licensed():
 
 def test_the_credits_name_every_shipped_component_with_its_version_and_licence(bundle):
     tree = parse((bundle / build.CREDITS).read_text(encoding="utf-8"))
-    rows = {r.find_all("th")[0].all_text(): [td.all_text() for td in r.find_all("td")]
-            for r in tree.find_all("tr") if r.find_all("td")}
+    rows = {
+        r.find_all("th")[0].all_text(): [td.all_text() for td in r.find_all("td")]
+        for r in tree.find_all("tr")
+        if r.find_all("td")
+    }
     pins = {g["name"]: g for g in json.loads((ROOT / "runtime-pins.json").read_text(encoding="utf-8"))["groups"]}
     shipped = {"pyodide": "Pyodide", "numpy": "NumPy", "pyscript": "PyScript"}
     assert {g for g, p in pins.items() if p.get("dest")} == set(shipped), "a new shipped group needs its credit"

@@ -12,6 +12,7 @@ What the product promises:
 * ablation (head_mask) still applies after a custom function; core refuses wrong shapes naming
   attention_fn; without attention_fn nothing changes (tests/test_core.py, unchanged, holds that).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -102,8 +103,12 @@ def test_source_reproduces_every_layer_of_the_toy_model(causal):
 
 def test_source_reproduces_a_float32_block_to_float32_precision():
     p64 = toy_model.MODEL._params[0]
-    p32 = core.BlockParams(**{f.name: None if getattr(p64, f.name) is None else
-                              np.asarray(getattr(p64, f.name), np.float32) for f in dataclasses.fields(p64)})
+    p32 = core.BlockParams(
+        **{
+            f.name: None if getattr(p64, f.name) is None else np.asarray(getattr(p64, f.name), np.float32)
+            for f in dataclasses.fields(p64)
+        }
+    )
     x = np.random.default_rng(3).normal(0.0, 1.0, (7, toy_model.D_MODEL)).astype(np.float32)
     kw = dict(temperature=0.7, mask=core.causal_mask(7))
     built_in = core.transformer_block(x, p32, toy_model.N_HEADS, **kw)
@@ -256,12 +261,15 @@ def attention(q, k, v, mask, temperature, scale, head):
     fn = ca.compile_attention(by_head)
     assert fn.declares_head
     toks = toy_model.MODEL.tokenize("one toy two toys")
-    run = toy_model.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=2.0, causal=False, activation="gelu", attention_fn=fn))
+    run = toy_model.MODEL.forward(
+        toks, core.Settings(temperature=1.0, dk_scale=2.0, causal=False, activation="gelu", attention_fn=fn)
+    )
     assert len(run.layers) == toy_model.N_LAYERS
     for trace in run.layers:
         for h in range(toy_model.N_HEADS):
             assert [[float(w) for w in row] for row in trace.weights[h]] == [
-                [1.0 if j == h else 0.0 for j in range(len(toks))] for _ in range(len(toks))]
+                [1.0 if j == h else 0.0 for j in range(len(toks))] for _ in range(len(toks))
+            ]
     six_only = """\
 def attention(*args, **kwargs):
     if len(args) != 6 or kwargs:
@@ -276,8 +284,9 @@ def attention(*args, **kwargs):
 
 
 def test_the_function_gets_copies_it_may_change_without_harming_the_trace_or_the_cache():
-    src = ca.SOURCE.replace("    return z, weights",
-                            "    q *= 0\n    k[:] = 5\n    v += 1\n    mask[:] = False\n    return z, weights")
+    src = ca.SOURCE.replace(
+        "    return z, weights", "    q *= 0\n    k[:] = 5\n    v += 1\n    mask[:] = False\n    return z, weights"
+    )
     first = designed_trace(ca.compile_attention(src))
     again = designed_trace()
     plain = designed_trace(ca.compile_attention(ca.SOURCE))
@@ -287,9 +296,10 @@ def test_the_function_gets_copies_it_may_change_without_harming_the_trace_or_the
 
 
 def test_the_function_sees_the_temperature_and_the_scale_actually_used():
-    src = ca.SOURCE.replace("    scores = q @ k.T",
-                            "    raise ValueError(f'{temperature} {scale} {mask.shape} {mask.dtype}')\n"
-                            "    scores = q @ k.T")
+    src = ca.SOURCE.replace(
+        "    scores = q @ k.T",
+        "    raise ValueError(f'{temperature} {scale} {mask.shape} {mask.dtype}')\n    scores = q @ k.T",
+    )
     n = len(TOKENS)
     with pytest.raises(ca.CodeError) as info:
         designed_trace(ca.compile_attention(src), temperature=0.7, dk_scale=5.0)
@@ -305,7 +315,9 @@ def test_head_mask_still_switches_a_head_off_after_a_custom_function():
     assert run.weights[1].sum(axis=-1).tolist() == pytest.approx([1.0] * len(TOKENS))  # weights still traced
     np.testing.assert_allclose(run.out, built_in.out, atol=1e-12)
     # with an edit: the ablated head's output is 0, the others carry the edit's z
-    argmax = DESIGNED.forward(TOKENS, core.Settings(attention_fn=edit_fn("argmax"), ablated=((0, 2),), **KNOBS)).layers[0]
+    argmax = DESIGNED.forward(TOKENS, core.Settings(attention_fn=edit_fn("argmax"), ablated=((0, 2),), **KNOBS)).layers[
+        0
+    ]
     assert not argmax.head_outputs[2].any()
     np.testing.assert_allclose(argmax.head_outputs[0], argmax.weights[0] @ argmax.v[0], atol=1e-12)
 
@@ -313,12 +325,15 @@ def test_head_mask_still_switches_a_head_off_after_a_custom_function():
 # --------------------------------------------------------------------------- core's own checks
 
 
-@pytest.mark.parametrize("returns, words", [
-    (lambda q, v, n: (np.zeros((n, v.shape[1] + 1)), np.eye(n)), "z for head 0 must have shape"),
-    (lambda q, v, n: (np.zeros((n, v.shape[1])), np.eye(n)[:, :-1]), "weights for head 0 must have shape"),
-    (lambda q, v, n: np.eye(n), "must return a pair (z, weights)"),
-    (lambda q, v, n: (np.zeros((n, v.shape[1])), "not numbers"), "weights for head 0 must be a real-valued array"),
-])
+@pytest.mark.parametrize(
+    "returns, words",
+    [
+        (lambda q, v, n: (np.zeros((n, v.shape[1] + 1)), np.eye(n)), "z for head 0 must have shape"),
+        (lambda q, v, n: (np.zeros((n, v.shape[1])), np.eye(n)[:, :-1]), "weights for head 0 must have shape"),
+        (lambda q, v, n: np.eye(n), "must return a pair (z, weights)"),
+        (lambda q, v, n: (np.zeros((n, v.shape[1])), "not numbers"), "weights for head 0 must be a real-valued array"),
+    ],
+)
 def test_core_refuses_results_of_the_wrong_shape_naming_attention_fn(returns, words):
     def attention_fn(q, k, v, mask, temperature, scale, head):
         return returns(q, v, len(q))
@@ -338,8 +353,9 @@ def test_core_calls_the_function_once_per_head_with_the_documented_arguments():
         return w @ v, w
 
     x = np.random.default_rng(1).normal(size=(4, toy_model.D_MODEL))
-    t = core.transformer_block(x, toy_model.MODEL._params[0], toy_model.N_HEADS, temperature=2.0, scale=3.0,
-                               attention_fn=attention_fn)
+    t = core.transformer_block(
+        x, toy_model.MODEL._params[0], toy_model.N_HEADS, temperature=2.0, scale=3.0, attention_fn=attention_fn
+    )
     d = toy_model.D_K
     assert calls == [((4, d), (4, d), (4, d), (4, 4), np.dtype(bool), float, 3.0, h) for h in range(toy_model.N_HEADS)]
     assert t.custom and np.allclose(t.weights, 0.25)
@@ -347,6 +363,7 @@ def test_core_calls_the_function_once_per_head_with_the_documented_arguments():
 
 
 # --------------------------------------------------------------------------- the reader's mistakes
+
 
 def _error(source, run=True):  # -> CodeError from compiling (and running on the designed model)
     with pytest.raises(ca.CodeError) as info:
@@ -367,7 +384,7 @@ def test_a_syntax_error_names_its_line():
     assert "never closed" in err.message or "syntax" in err.message
     src = ca.SOURCE.replace("temperature, scale):", "temperature, scale)")  # the missing ':'
     err = _error(src, run=False)
-    assert err.line == _line_of(src, "def attention") and ":" in err.message[len(f"line {err.line}: "):]
+    assert err.line == _line_of(src, "def attention") and ":" in err.message[len(f"line {err.line}: ") :]
     check = ca.check_source(src)
     assert isinstance(check, ca.CodeError) and (check.line, check.message) == (err.line, err.message)
 
@@ -380,7 +397,8 @@ def test_bare_invalid_syntax_gets_a_hint():
 
 def test_an_exception_in_the_readers_code_names_the_innermost_line_type_and_message():
     src = ca.SOURCE.replace("    z = weights @ v", "    bad = helper(1)\n    z = weights @ v").replace(
-        "def attention", "def helper(x):\n    return x / 0\n\n\ndef attention")
+        "def attention", "def helper(x):\n    return x / 0\n\n\ndef attention"
+    )
     err = _error(src)
     assert err.line == _line_of(src, "x / 0") == 5
     assert err.message == "line 5: ZeroDivisionError: division by zero"
@@ -412,14 +430,16 @@ def test_wrong_shapes_are_explained():
 
 
 def test_nan_and_infinity_are_reported_with_their_row():
-    src = ca.SOURCE.replace("    weights = weights / weights.sum",
-                            "    weights[4, 2] = np.nan\n    weights = weights / weights.sum")
+    src = ca.SOURCE.replace(
+        "    weights = weights / weights.sum", "    weights[4, 2] = np.nan\n    weights = weights / weights.sum"
+    )
     err = _error(src)
     assert err.message == "weights row 4 has NaN (not a number): did exp overflow, or a 0/0?"
     src = ca.SOURCE.replace("    return z, weights", "    z[3, 0] = np.inf\n    return z, weights")
     assert _error(src).message.startswith("z row 3 has an infinite value")
-    overflow = ca.SOURCE.replace("    scores = scores - scores.max(axis=-1, keepdims=True)  # exp can't overflow\n",
-                                 "").replace("(scale * temperature)", "(scale * temperature) * 100")
+    overflow = ca.SOURCE.replace(
+        "    scores = scores - scores.max(axis=-1, keepdims=True)  # exp can't overflow\n", ""
+    ).replace("(scale * temperature)", "(scale * temperature) * 100")
     assert "NaN" in _error(overflow).message or "infinite" in _error(overflow).message
 
 
@@ -435,29 +455,37 @@ def test_a_row_that_does_not_sum_to_1_is_reported():
 
 
 def test_negative_weights_are_refused_even_when_rows_sum_to_1():
-    src = ca.SOURCE.replace("    return z, weights", "    weights[2] = weights[2] - 0.5 / len(q)\n"
-                            "    weights[2] = weights[2] / weights[2].sum()\n    return z, weights")
+    src = ca.SOURCE.replace(
+        "    return z, weights",
+        "    weights[2] = weights[2] - 0.5 / len(q)\n"
+        "    weights[2] = weights[2] / weights[2].sum()\n    return z, weights",
+    )
     err = _error(src)
     assert err.message.startswith("weights row 2 has a negative weight")
 
 
 def test_a_fully_masked_row_may_sum_to_0_and_no_other_row_may():
-    keep_zeros = ca.SOURCE.replace("    return z, weights", "    weights = np.nan_to_num(weights)\n"
-                                   "    z = weights @ v\n    return z, weights")
+    keep_zeros = ca.SOURCE.replace(
+        "    return z, weights", "    weights = np.nan_to_num(weights)\n    z = weights @ v\n    return z, weights"
+    )
     fn = ca.compile_attention(keep_zeros)
     q = k = v = np.eye(3)
     mask = np.array([[True, True, True], [False, False, False], [True, False, True]])
     z, w = fn(q, k, v, mask, 1.0, 1.0, 0)
     assert w[1].tolist() == [0.0, 0.0, 0.0] and w.sum(axis=-1)[[0, 2]].tolist() == pytest.approx([1.0, 1.0])
-    zero_row = ca.compile_attention(ca.SOURCE.replace("    return z, weights",
-                                                      "    weights[1] = 0\n    return z, weights"))
+    zero_row = ca.compile_attention(
+        ca.SOURCE.replace("    return z, weights", "    weights[1] = 0\n    return z, weights")
+    )
     with pytest.raises(ca.CodeError, match="row 1 is all zeros"):
         zero_row(q, k, v, np.ones((3, 3), bool), 1.0, 1.0, 0)
 
 
 def test_a_missing_function_is_explained():
-    for src in ("import numpy as np\n", "attention = 3\n",
-                "def attend(q, k, v, mask, temperature, scale):\n    pass\n"):
+    for src in (
+        "import numpy as np\n",
+        "attention = 3\n",
+        "def attend(q, k, v, mask, temperature, scale):\n    pass\n",
+    ):
         err = _error(src, run=False)
         assert err.message == "define a function attention(q, k, v, mask, temperature, scale) that returns (z, weights)"
         assert err.line is None
@@ -524,6 +552,7 @@ def test_z_matches_weights_tells_views_whether_z_is_still_the_weighted_values():
     assert ca.z_matches_weights(designed_trace(ca.compile_attention(ca.SOURCE))).all()
     assert ca.z_matches_weights(designed_trace()).all()
     own_z = ca.SOURCE.replace("scale):", "scale, head):").replace(
-        "    return z, weights", "    if head == 2:\n        z = v\n    return z, weights")
+        "    return z, weights", "    if head == 2:\n        z = v\n    return z, weights"
+    )
     trace = designed_trace(ca.compile_attention(own_z))  # z = v is allowed: the reader may mix values their way
     assert ca.z_matches_weights(trace).tolist() == [True, True, False, True]

@@ -6,6 +6,7 @@ numbers without loss, cannot smuggle a formula into a spreadsheet, and keeps any
 token intact; the JSON has the documented shape and the trace's numbers; file
 names carry settings only, in safe characters, never the reader's text.
 """
+
 from __future__ import annotations
 
 import csv
@@ -18,9 +19,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from attention_explorer import exports
+from attention_explorer import exports, state as st
 from attention_explorer.models import designed as model
-from attention_explorer import state as st
 
 HOSTILE_TEXT = 'He said "=cmd()", +1 @home -x then <script>alert(1)</script> 1,000 times'
 
@@ -43,11 +43,13 @@ def untrap(cell: str) -> str:
 
 # ----------------------------------------------------------------------------- CSV
 
+
 def test_csv_has_exactly_the_documented_columns_and_no_preamble():
     s, c = make()
     text = exports.weights_csv(s, c)
-    assert text.startswith("query_index,query_token,key_index,key_token,weight,masked\r\n"), \
+    assert text.startswith("query_index,query_token,key_index,key_token,weight,masked\r\n"), (
         "the first line must be the header: no comment lines, no byte-order mark"
+    )
     reader = csv.DictReader(io.StringIO(text, newline=""))
     assert tuple(reader.fieldnames) == exports.CSV_COLUMNS
     rows = list(reader)
@@ -122,10 +124,25 @@ def test_csv_tokens_in_any_script_are_written_as_themselves():
 
 # ----------------------------------------------------------------------------- JSON
 
+
 def _check_shape(doc):
     """The shape documented in exports.JSON_SHAPE_DOC, checked key by key."""
-    expected_keys = ["format", "version", "sentence", "tokens", "model", "layer", "head", "temperature", "dk_scale", "d_k",
-                     "causal", "query", "weights", "mask"]
+    expected_keys = [
+        "format",
+        "version",
+        "sentence",
+        "tokens",
+        "model",
+        "layer",
+        "head",
+        "temperature",
+        "dk_scale",
+        "d_k",
+        "causal",
+        "query",
+        "weights",
+        "mask",
+    ]
     assert list(doc) == expected_keys
     assert doc["format"] == "attention-explorer/weights" and doc["version"] == 1
     assert isinstance(doc["sentence"], str)
@@ -146,14 +163,35 @@ def _check_shape(doc):
 
 def test_json_shape_is_documented():
     doc = exports.JSON_SHAPE_DOC
-    for key in ('"format"', '"version"', '"sentence"', '"tokens"', '"model"', '"layer"', '"head"', '"temperature"', '"dk_scale"',
-                '"d_k"', '"causal"', '"query"', '"weights"', '"mask"'):
+    for key in (
+        '"format"',
+        '"version"',
+        '"sentence"',
+        '"tokens"',
+        '"model"',
+        '"layer"',
+        '"head"',
+        '"temperature"',
+        '"dk_scale"',
+        '"d_k"',
+        '"causal"',
+        '"query"',
+        '"weights"',
+        '"mask"',
+    ):
         assert key in doc, f"JSON_SHAPE_DOC must describe {key}"
     assert doc.startswith("```") and doc.rstrip().count("```") == 2, "a markdown code block the README can quote"
 
 
-@pytest.mark.parametrize("changes", [{}, {"causal": True, "head": 2}, {"head": 1, "temperature": 0.3, "dk_scale": 3.5},
-                                     {"text": HOSTILE_TEXT, "head": 3}])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"causal": True, "head": 2},
+        {"head": 1, "temperature": 0.3, "dk_scale": 3.5},
+        {"text": HOSTILE_TEXT, "head": 3},
+    ],
+)
 def test_json_matches_the_documented_shape_and_the_trace(changes):
     s, c = make(**changes)
     text = exports.weights_json(s, c)
@@ -195,9 +233,15 @@ def test_filename_of_the_default_state():
     assert exports.filename(s, st.compute(s), "json") == "attention-head1-coreference-t1-dk8.json"
 
 
-@pytest.mark.parametrize("changes", [{}, {"head": 1, "temperature": 0.37, "causal": True},
-                                     {"dk_scale": 2.8284271247461903, "head": 3},
-                                     {"text": "../../etc/passwd <b>Evil</b> \\ C:\\x", "head": 2}])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"head": 1, "temperature": 0.37, "causal": True},
+        {"dk_scale": 2.8284271247461903, "head": 3},
+        {"text": "../../etc/passwd <b>Evil</b> \\ C:\\x", "head": 2},
+    ],
+)
 def test_filenames_are_safe_and_never_carry_the_readers_text(changes):
     s = dataclasses.replace(st.State(), **changes)
     for kind in ("csv", "json"):

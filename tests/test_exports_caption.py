@@ -2,6 +2,7 @@
 the embed's frame (page.render_embed) name the sentence as typed, the model and what it is, the
 head, T and √d_k, and never let the reader's text become markup.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -105,6 +106,7 @@ def test_the_worker_exports_the_caption_for_its_state():
 
 
 # ---------------------------------------------------------------- the embed's frame
+
 
 def _frame(state) -> str:
     return page.render_embed(state)["embed"]

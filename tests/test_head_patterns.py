@@ -8,6 +8,7 @@ are known by construction, the word-level conversion and the alignment on
 hand-made pieces, and the labels of the real all-MiniLM-L6-v2 against its
 attention read directly (not through the scores).
 """
+
 from __future__ import annotations
 
 import json
@@ -16,12 +17,10 @@ import math
 import numpy as np
 import pytest
 
-from minilm_files import _tokenizer, cached_file, fp32_tensors
-
 from attention_explorer import core, head_patterns as hp
-from attention_explorer.models import bert, designed, minilm
-from attention_explorer.models import trained as trained_mod
+from attention_explorer.models import bert, designed, minilm, trained as trained_mod
 from attention_explorer.models.trained import TrainedModel
+from minilm_files import _tokenizer, cached_file, fp32_tensors
 
 BERT_TOKENS = ("[CLS]", "the", "cat", "sat", ",", "then", "slept", ".", "[SEP]")
 BERT_SPECIAL = (0, 8)
@@ -38,6 +37,7 @@ def one_hot_rows(n, target):  # target(i) -> key index, for every row
 # pattern scores on matrices with known answers
 # --------------------------------------------------------------------------
 
+
 def test_a_pure_previous_token_head_scores_one_and_is_labelled_so():
     n = len(BERT_TOKENS)
     a = one_hot_rows(n, lambda i: max(i - 1, 0))
@@ -47,12 +47,15 @@ def test_a_pure_previous_token_head_scores_one_and_is_labelled_so():
     assert hp.strongest(scores) == ("previous token", pytest.approx(1.0))
 
 
-@pytest.mark.parametrize("label, target", [
-    ("next token", lambda i: i + 1),
-    ("self", lambda i: i),
-    ("[CLS]", lambda i: 0),
-    ("[SEP]", lambda i: 8),
-])
+@pytest.mark.parametrize(
+    "label, target",
+    [
+        ("next token", lambda i: i + 1),
+        ("self", lambda i: i),
+        ("[CLS]", lambda i: 0),
+        ("[SEP]", lambda i: 8),
+    ],
+)
 def test_each_pure_pattern_scores_one(label, target):
     n = len(BERT_TOKENS)
     a = one_hot_rows(n, lambda i: min(target(i), n - 1))
@@ -72,7 +75,8 @@ def test_rows_where_a_pattern_is_undefined_do_not_count():
     a[3, 3] = 1.0  # a defined row that misses
     defined = range(2, 8)  # the word rows whose previous token is a word
     assert hp.pattern_scores(a, BERT_TOKENS, BERT_SPECIAL)["previous token"] == pytest.approx(
-        (len(defined) - 1) / len(defined))
+        (len(defined) - 1) / len(defined)
+    )
 
 
 def test_special_rows_are_never_queries():
@@ -134,6 +138,7 @@ def test_strongest_breaks_ties_in_pattern_order():
 # word level and alignment
 # --------------------------------------------------------------------------
 
+
 def test_word_spans_join_continuation_pieces_and_skip_specials():
     toks = ("[CLS]", "the", "token", "##izer", "split", "##s", ".", "[SEP]")
     assert hp.word_spans(toks, (0, 7)) == [(1, 2), (2, 4), (4, 6), (6, 7)]
@@ -148,13 +153,15 @@ def test_word_spans_join_continuation_pieces_and_skip_specials():
 def test_word_level_sums_to_a_word_and_averages_from_it():
     """[CLS] a ##b c [SEP]: word A = pieces 1-2, word C = piece 3. Worked by hand."""
     toks = ("[CLS]", "a", "##b", "c", "[SEP]")
-    w = np.array([
-        [1.0, 0.0, 0.0, 0.0, 0.0],
-        [0.2, 0.1, 0.3, 0.4, 0.0],   # a:   to A 0.4, to C 0.4 (0.2 on [CLS])
-        [0.0, 0.5, 0.0, 0.1, 0.4],   # ##b: to A 0.5, to C 0.1 (0.4 on [SEP])
-        [0.0, 0.25, 0.25, 0.5, 0.0],  # c:  to A 0.5, to C 0.5
-        [0.0, 0.0, 0.0, 0.0, 1.0],
-    ])
+    w = np.array(
+        [
+            [1.0, 0.0, 0.0, 0.0, 0.0],
+            [0.2, 0.1, 0.3, 0.4, 0.0],  # a:   to A 0.4, to C 0.4 (0.2 on [CLS])
+            [0.0, 0.5, 0.0, 0.1, 0.4],  # ##b: to A 0.5, to C 0.1 (0.4 on [SEP])
+            [0.0, 0.25, 0.25, 0.5, 0.0],  # c:  to A 0.5, to C 0.5
+            [0.0, 0.0, 0.0, 0.0, 1.0],
+        ]
+    )
     spans = hp.word_spans(toks, (0, 4))
     raw = hp.word_level(w, spans, renormalise_rows=False)
     # from A: the mean of the rows of "a" and "##b": to A (0.4 + 0.5) / 2, to C (0.4 + 0.1) / 2
@@ -192,12 +199,12 @@ def _sink_head(n_words, target, at_work):
 def test_best_match_finds_the_head_that_does_the_job_and_ignores_resting_rows():
     k = 5
     pairs = [(i, i) for i in range(k)]
-    designed_word = _sink_head(k, lambda i: 0, at_work=[3])           # only word 3 is at work: looks at word 0
+    designed_word = _sink_head(k, lambda i: 0, at_work=[3])  # only word 3 is at work: looks at word 0
     doer = np.full((k, k), 0.0)
-    doer[:, 4] = 1.0                                                  # every row on word 4 ...
+    doer[:, 4] = 1.0  # every row on word 4 ...
     doer[3] = 0.0
-    doer[3, 0] = 1.0                                                  # ... but word 3 on word 0: the job
-    uniform = np.full((k, k), 1.0 / k)                                # like the designed resting rows
+    doer[3, 0] = 1.0  # ... but word 3 on word 0: the job
+    uniform = np.full((k, k), 1.0 / k)  # like the designed resting rows
     layers = [np.stack([uniform, doer]), np.stack([uniform])]
     ranked = hp.best_match(designed_word, layers, pairs, query=3)
     assert (ranked[0].layer, ranked[0].head) == (0, 1)
@@ -217,12 +224,12 @@ def test_compare_end_to_end_on_tokens():
     d_toks, t_toks = ("<s>", "The", "cat", "sat", "."), ("[CLS]", "the", "cat", "sat", ".", "[SEP]")
     d = np.zeros((5, 5))
     d[:, 0] = 1.0
-    d[3] = [0.0, 0.0, 1.0, 0.0, 0.0]                      # 'sat' looks at 'cat'; the rest rest on <s>
+    d[3] = [0.0, 0.0, 1.0, 0.0, 0.0]  # 'sat' looks at 'cat'; the rest rest on <s>
     good = np.zeros((6, 6))
     good[:, 5] = 1.0
-    good[3] = [0.1, 0.0, 0.9, 0.0, 0.0, 0.0]              # 'sat' on 'cat' (and 10 % on [CLS])
+    good[3] = [0.1, 0.0, 0.9, 0.0, 0.0, 0.0]  # 'sat' on 'cat' (and 10 % on [CLS])
     bad = np.zeros((6, 6))
-    bad[:, 1] = 1.0                                       # everything on 'the'
+    bad[:, 1] = 1.0  # everything on 'the'
     c = hp.compare(d_toks, (0,), d, t_toks, (0, 5), [np.stack([bad, good])], query_token=3)
     assert c.words == ("The", "cat", "sat", ".") and c.left_out == () and c.query == 2
     assert c.at_work == (False, False, True, False)
@@ -236,6 +243,7 @@ def test_compare_end_to_end_on_tokens():
 # --------------------------------------------------------------------------
 # the corpus, and the real trained model
 # --------------------------------------------------------------------------
+
 
 def test_corpus_is_varied_and_fits_the_model():
     assert 40 <= len(hp.CORPUS) <= 60 and len(set(hp.CORPUS)) == len(hp.CORPUS)
@@ -274,7 +282,9 @@ def test_measured_labels_are_well_formed_and_deterministic(weights, trained, mea
             assert m["label"] in hp.PATTERNS and 0.0 <= m["score"] <= 1.0
             assert m["score"] == max(m["scores"].values()) and set(m["scores"]) == set(hp.PATTERNS)
     # deterministic: the same sentences measure the same (a few of them: the whole corpus takes ~5 s)
-    assert hp.measure_heads(trained, hp.CORPUS[:6], math.sqrt(32)) == hp.measure_heads(trained, hp.CORPUS[:6], math.sqrt(32))
+    assert hp.measure_heads(trained, hp.CORPUS[:6], math.sqrt(32)) == hp.measure_heads(
+        trained, hp.CORPUS[:6], math.sqrt(32)
+    )
     # the shipped form: JSON that minilm.py turns into head names
     again = TrainedModel(minilm.SPEC)
     again.install_weights(weights, _tokenizer(), labels=json.loads(json.dumps(measured)))
@@ -287,14 +297,17 @@ def test_measured_labels_are_well_formed_and_deterministic(weights, trained, mea
 def test_an_early_trained_head_is_a_previous_token_head(trained, measured):
     """Clark et al. found previous-token heads early in BERT; this model keeps one. Checked on the
     attention itself: in that head nearly every word piece's strongest key is the piece before it."""
-    found = [(l, h) for l in (0, 1) for h, m in enumerate(measured[l])
-             if m["label"] == "previous token" and m["score"] > 0.8]
+    found = [
+        (l, h) for l in (0, 1) for h, m in enumerate(measured[l]) if m["label"] == "previous token" and m["score"] > 0.8
+    ]
     assert found, [[m["label"] for m in layer] for layer in measured[:2]]
     l, h = found[0]
     hits = total = 0
     for s in hp.CORPUS[:10]:
         toks = trained.tokenize(s)
-        run = trained.forward(toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu"))
+        run = trained.forward(
+            toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu")
+        )
         w = run.layers[l].weights[h]
         for i in range(2, len(toks) - 1):  # word pieces with a word piece before them
             hits += int(np.argmax(w[i]) == i - 1)
@@ -325,22 +338,31 @@ def test_trophy_designed_heads_against_the_trained_model(trained, measured):
     and the closest head for 'it' under the designed coreference head is reported with its agreement."""
     text = "The trophy didn't fit in the suitcase because it was too big."
     d_toks, t_toks = designed.MODEL.tokenize(text), trained.tokenize(text)
-    d_run = designed.MODEL.forward(d_toks, core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu"))
-    t_run = trained.forward(t_toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu"))
+    d_run = designed.MODEL.forward(
+        d_toks, core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu")
+    )
+    t_run = trained.forward(
+        t_toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu")
+    )
     layers = [t.weights for t in t_run.layers]
     for l, h in ((0, 0), (3, 1), (5, 11)):
-        np.testing.assert_allclose(hp.word_level(layers[l][h], hp.word_spans(t_toks, t_run.special)),
-                                   _word_level_loops(layers[l][h], t_toks, set(t_run.special)), atol=1e-12)
+        np.testing.assert_allclose(
+            hp.word_level(layers[l][h], hp.word_spans(t_toks, t_run.special)),
+            _word_level_loops(layers[l][h], t_toks, set(t_run.special)),
+            atol=1e-12,
+        )
     names = [info.name for info in designed.MODEL.description.heads[0]]
     prev = names.index("Previous token")
-    c = hp.compare(d_toks, d_run.special, d_run.layers[0].weights[prev], t_toks, t_run.special, layers,
-                   d_toks.index("big"))
+    c = hp.compare(
+        d_toks, d_run.special, d_run.layers[0].weights[prev], t_toks, t_run.special, layers, d_toks.index("big")
+    )
     assert measured[c.best.layer][c.best.head]["label"] == "previous token"
     assert c.best.query_agreement >= hp.NO_MATCH_BELOW
 
     coref = names.index("Coreference")
-    c = hp.compare(d_toks, d_run.special, d_run.layers[0].weights[coref], t_toks, t_run.special, layers,
-                   d_toks.index("it"))
+    c = hp.compare(
+        d_toks, d_run.special, d_run.layers[0].weights[coref], t_toks, t_run.special, layers, d_toks.index("it")
+    )
     assert c.query_word == "it" and c.at_work[c.query]
     assert "did" in c.left_out and "n't" in c.left_out
     # the reported agreement is the overlap of the two rows drawn side by side

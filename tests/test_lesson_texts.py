@@ -8,6 +8,7 @@ Three errors a reader saw (issue 35, item 8), each checked where the reader meet
 Expectations come from the models' own descriptions and config (d_model / n_heads, the lexicon's
 features, the presets' heads), never from the views under test.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,11 +19,10 @@ import re
 import pytest
 
 import toy_model
-from markup_tree import Node, by_class, parse
-from minilm_files import cached_file
-
 from attention_explorer import page, state as st
 from attention_explorer.models import designed
+from markup_tree import Node, by_class, parse
+from minilm_files import cached_file
 
 DEMO_DK = 77  # the demo's slider, set to no model's d_k: every d_k the card states is then one or the other
 
@@ -49,6 +49,7 @@ def minilm_dk_from_config() -> int:
 # ---------------------------------------------------------------------------
 # the √d_k card states the d_k of the model in use, and no other but the demo's
 # ---------------------------------------------------------------------------
+
 
 @functools.lru_cache(maxsize=1)
 def built_page() -> str:
@@ -87,11 +88,16 @@ def prose(node) -> str:
 
 def stated_dks(card) -> list[int]:
     """Every d_k the card states in its prose, labels and tooltips: "d_k = N" and "√N"."""
-    said = [prose(card)] + [v for n in card.iter() for k, v in n.attrs.items()
-                            if k in ("aria-label", "title", "data-tip") and v and n.tag != "math"]
+    said = [prose(card)] + [
+        v
+        for n in card.iter()
+        for k, v in n.attrs.items()
+        if k in ("aria-label", "title", "data-tip") and v and n.tag != "math"
+    ]
     text = " ".join(" ".join(said).split())
-    return ([int(v) for v in re.findall(r"d\s*[kₖ]\s*=\s*(\d+)", text)]
-            + [int(v) for v in re.findall(r"√\s*(\d+)", text)])
+    return [int(v) for v in re.findall(r"d\s*[kₖ]\s*=\s*(\d+)", text)] + [
+        int(v) for v in re.findall(r"√\s*(\d+)", text)
+    ]
 
 
 def assert_card_states(s: st.State, d_k: int) -> None:
@@ -126,6 +132,7 @@ def test_the_scale_card_states_a_bert_like_toy_models_dk(toy):
 # the embedding panel counts exactly the feature chips it shows
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("preset_id", [p.id for p in designed.PRESETS])
 def test_the_embedding_count_is_the_number_of_chips(preset_id):
     s0 = st.apply_event(st.State(), {"type": "preset", "value": preset_id})
@@ -144,6 +151,7 @@ def test_the_embedding_count_is_the_number_of_chips(preset_id):
 # ---------------------------------------------------------------------------
 # a preset's note says which head it describes when another is in view
 # ---------------------------------------------------------------------------
+
 
 def preset_note(s: st.State):
     (p,) = by_class(parse(page.PANELS["preset-info"].render(s, st.compute(s))), "preset-look-for")

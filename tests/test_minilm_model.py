@@ -4,6 +4,7 @@ The bundle is the one build.py ships (conftest installs it, as the page's worker
 are derived here from the pinned files (vocab.txt, config.json) and plain NumPy, not from the code
 under test.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -68,7 +69,9 @@ def test_tokens_are_word_pieces_with_cls_and_sep():
     toks = minilm.MODEL.tokenize("The unbelievably enthusiastic tokenizer split everything.")
     assert toks[0] == "[CLS]" and toks[-1] == "[SEP]" and any(t.startswith("##") for t in toks)
     assert [vocab[i] for i in token_ids("The unbelievably enthusiastic tokenizer split everything.")] == list(toks)
-    run = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu"))
+    run = minilm.MODEL.forward(
+        toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu")
+    )
     assert run.special == (0, len(toks) - 1)
     with pytest.raises(st.tokens.TokenError, match="limit is 64"):
         minilm.MODEL.tokenize(" ".join(["word"] * 70))
@@ -89,8 +92,11 @@ def test_the_run_is_the_bundles_weights_computed_independently():
     toks = minilm.MODEL.tokenize(TROPHY)
     run = minilm.MODEL.forward(toks, core.Settings(temperature=0.8, dk_scale=4.0, causal=False, activation="gelu"))
     n = len(ids)
-    summed = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
-              + w["embeddings.token_type_embeddings.weight"][0]).astype(np.float64)
+    summed = (
+        w["embeddings.word_embeddings.weight"][ids]
+        + w["embeddings.position_embeddings.weight"][:n]
+        + w["embeddings.token_type_embeddings.weight"][0]
+    ).astype(np.float64)
     x = _layer_norm(summed, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], 1e-12)
     np.testing.assert_allclose(run.embedding.summed, summed, atol=1e-5)
     np.testing.assert_allclose(run.embedding.x, x, atol=1e-4)
@@ -167,14 +173,14 @@ def test_the_bundle_fits_the_budget():
     assert build.minilm_bundle().stat().st_size <= 24_000_000
 
 
-
-
 def test_the_trophy_preset_opens_a_head_whose_it_looks_at_the_nouns_it_could_mean():
     """What its note claims: 'it' mostly on 'trophy', then 'suitcase', and the same with 'small'."""
     p = next(p for p in minilm.MODEL.description.presets if p.id == "trophy")
     for text in (p.text, p.text.replace("big", "small")):
         toks = minilm.MODEL.tokenize(text)
-        run = minilm.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu"))
+        run = minilm.MODEL.forward(
+            toks, core.Settings(temperature=1.0, dk_scale=math.sqrt(32), causal=False, activation="gelu")
+        )
         row = run.layers[p.layer].weights[p.head][toks.index("it")]
         words = sorted((float(w), t) for t, w in zip(toks, row) if t not in ("[CLS]", "[SEP]"))
         assert [t for _, t in words[-2:]] == ["suitcase", "trophy"], words[-3:]
@@ -190,6 +196,7 @@ def test_the_page_is_prerendered_as_a_reader_first_gets_it(tmp_path):
 
 
 # ------------------------------------------------------------------ what a reader sees first, and the presets
+
 
 def _labels():
     from attention_explorer.models import safetensors
@@ -208,8 +215,12 @@ def test_the_trained_model_opens_on_its_clearest_measured_head():
     """Not on layer 1 head 1 ('broad', a haze): on the head whose measured pattern (one a reader sees at a
     glance: the previous, the next word, itself, punctuation) has the highest score, from the bundle."""
     labels = _labels()
-    clear = [(m["score"], l, h) for l, layer in enumerate(labels) for h, m in enumerate(layer)
-             if m["label"] in ("previous token", "next token", "self", "punctuation")]
+    clear = [
+        (m["score"], l, h)
+        for l, layer in enumerate(labels)
+        for h, m in enumerate(layer)
+        if m["label"] in ("previous token", "next token", "self", "punctuation")
+    ]
     _, layer, head = max(clear)
     s = st.apply_event(st.State(), {"type": "set_model", "value": "minilm"})
     assert (s.layer, s.head) == (layer, head) == minilm.MODEL.description.showcase
@@ -231,8 +242,9 @@ def test_head_names_are_plain_words_and_a_percentage():
 
 
 def _preset_state(preset_id):
-    return st.apply_event(st.apply_event(st.State(), {"type": "set_model", "value": "minilm"}),
-                          {"type": "preset", "value": preset_id})
+    return st.apply_event(
+        st.apply_event(st.State(), {"type": "set_model", "value": "minilm"}), {"type": "preset", "value": preset_id}
+    )
 
 
 def test_six_presets_or_more_each_with_what_to_look_for():

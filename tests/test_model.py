@@ -7,6 +7,7 @@ documents: 0 coreference, 1 verb-argument, 2 previous token, 3 noun-phrase head.
 The model's tokens are the start token "<s>" (index 0) and then the words, so a
 word's index is one more than its place in the sentence.
 """
+
 import numpy as np
 import pytest
 
@@ -19,8 +20,24 @@ tokenize = model.tokenize  # the tokens as the model sees them: (START, *words)
 
 COREF, VERB, PREV, NP = 0, 1, 2, 3
 PRESETS = {p.id: p for p in model.PRESETS}
-THIRD_PERSON = {"it", "its", "itself", "he", "him", "his", "himself", "she", "her", "hers", "herself",
-                "they", "them", "their", "theirs", "themselves"}
+THIRD_PERSON = {
+    "it",
+    "its",
+    "itself",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "her",
+    "hers",
+    "herself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+}
 
 
 def idx(toks, ref):
@@ -42,7 +59,9 @@ def test_the_tokens_are_the_start_token_then_the_words():
     assert model.START_TOKEN == START
     assert tokenize("The cat sat.") == (START, "The", "cat", "sat", ".")
     assert model.MODEL.tokenize("Dogs bark") == (START, "Dogs", "bark")
-    run_ = model.MODEL.forward(tokenize("Dogs bark"), core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu"))
+    run_ = model.MODEL.forward(
+        tokenize("Dogs bark"), core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu")
+    )
     assert run_.special == (0,), "the start token is special: not a word of the sentence"
     assert run_.tokens[0] == START
 
@@ -105,8 +124,17 @@ NP_FACTS = {
     "noun-phrase": {"The": "dog", "big": "dog", "brown": "dog", "three": "cats", "small": "cats"},
     "nonsense": {"Colorless": "ideas", "green": "ideas"},
     "two-sentences": {"The": "dog"},
-    "long": {"the": "farmer", "old": "farmer", "a": "day", "long": "day", "the#2": "fields",
-             "his": "dogs", "tired": "dogs", "the#3": "gate", "all": "afternoon"},
+    "long": {
+        "the": "farmer",
+        "old": "farmer",
+        "a": "day",
+        "long": "day",
+        "the#2": "fields",
+        "his": "dogs",
+        "tired": "dogs",
+        "the#3": "gate",
+        "all": "afternoon",
+    },
 }
 
 
@@ -164,8 +192,21 @@ def test_feature_names_are_unique_and_fit_in_the_first_half():
     names = model.FEATURE_NAMES
     assert len(set(names)) == len(names)
     assert len(names) <= model.CONFIG.d_model // 2
-    for must in ("noun", "proper noun", "pronoun", "verb", "determiner", "singular", "plural",
-                 "human", "animal", "inanimate", "comma", "sentence end", "question word"):
+    for must in (
+        "noun",
+        "proper noun",
+        "pronoun",
+        "verb",
+        "determiner",
+        "singular",
+        "plural",
+        "human",
+        "animal",
+        "inanimate",
+        "comma",
+        "sentence end",
+        "question word",
+    ):
         assert must in names
 
 
@@ -277,8 +318,13 @@ def test_forward_wants_the_start_token_first_and_only_first():
 @pytest.mark.parametrize("activation", ["relu", "gelu", "swiglu"])
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_option_runs_and_stays_finite(activation, causal):
-    _, _, trace = run("I \u2764\ufe0f NYC, \u05e9\u05dc\u05d5\u05dd! <b>3.14</b>", activation=activation,
-                      causal=causal, temperature=0.05, dk_scale=2.0)
+    _, _, trace = run(
+        "I \u2764\ufe0f NYC, \u05e9\u05dc\u05d5\u05dd! <b>3.14</b>",
+        activation=activation,
+        causal=causal,
+        temperature=0.05,
+        dk_scale=2.0,
+    )
     assert np.isfinite(trace.out).all()
     assert np.allclose(trace.weights.sum(-1), 1.0)
 
@@ -327,11 +373,14 @@ def test_presets_are_well_formed():
     assert MAX_TOKENS - 4 <= longest <= MAX_TOKENS, "one preset is a long sentence near the limit"
 
 
-@pytest.mark.parametrize("text,pronoun,noun", [
-    ("Mary told John that he would call her tomorrow", "he", "John"),  # she-he, pronouns swapped
-    ("Mary told John that he would call her tomorrow", "her", "Mary"),
-    ("The trophy didn't fit in the suitcase because it was too small", "it", "trophy"),  # unmoved
-])
+@pytest.mark.parametrize(
+    "text,pronoun,noun",
+    [
+        ("Mary told John that he would call her tomorrow", "he", "John"),  # she-he, pronouns swapped
+        ("Mary told John that he would call her tomorrow", "her", "Mary"),
+        ("The trophy didn't fit in the suitcase because it was too small", "it", "trophy"),  # unmoved
+    ],
+)
 def test_what_the_preset_texts_promise_when_a_word_is_changed(text, pronoun, noun):
     toks, _, trace = run(text)
     row = trace.weights[COREF, idx(toks, pronoun)]
@@ -342,8 +391,11 @@ def test_each_presets_query_is_a_token_its_head_acts_on():
     for p in model.PRESETS:
         toks = tokenize(p.text)
         word = toks[p.query]
-        acts = {COREF: {pron for pron, _ in COREF_FACTS[p.id]}, VERB: set(VERB_FACTS[p.id]),
-                NP: {w.partition("#")[0] for w in NP_FACTS[p.id]}}.get(p.head, set(toks[1:]))
+        acts = {
+            COREF: {pron for pron, _ in COREF_FACTS[p.id]},
+            VERB: set(VERB_FACTS[p.id]),
+            NP: {w.partition("#")[0] for w in NP_FACTS[p.id]},
+        }.get(p.head, set(toks[1:]))
         assert word in acts, f"{p.id}: query {word!r} is not something head {p.head} acts on"
 
 
@@ -415,7 +467,7 @@ def test_attending_to_the_start_token_writes_nothing_into_any_head_slot():
     toks, _, trace = run("Sarah saw the dog in the park")
     p, dh = model.block_params(), model.CONFIG.d_head
     for h in range(model.CONFIG.n_heads):
-        assert not (trace.v[h, 0] @ p.w_o[h * dh:(h + 1) * dh]).any(), f"head {h}"
+        assert not (trace.v[h, 0] @ p.w_o[h * dh : (h + 1) * dh]).any(), f"head {h}"
 
 
 def test_a_token_resting_on_the_start_token_is_changed_little():
@@ -438,13 +490,16 @@ def test_the_start_token_fires_no_ffn_detector():
     assert not relu.ffn_out[0].any()
 
 
-@pytest.mark.parametrize("text,word,head", [
-    ("Where is it?", "it", COREF),  # no noun at all: nothing to resolve
-    ("I saw it yesterday.", "it", COREF),
-    ("They said that they would come.", "they", COREF),  # a pronoun is no antecedent
-    ("Come here quickly!", "Come", VERB),  # an imperative with no argument
-    ("Sit down.", "Sit", VERB),
-])
+@pytest.mark.parametrize(
+    "text,word,head",
+    [
+        ("Where is it?", "it", COREF),  # no noun at all: nothing to resolve
+        ("I saw it yesterday.", "it", COREF),
+        ("They said that they would come.", "they", COREF),  # a pronoun is no antecedent
+        ("Come here quickly!", "Come", VERB),  # an imperative with no argument
+        ("Sit down.", "Sit", VERB),
+    ],
+)
 def test_a_query_that_finds_nothing_rests_on_the_start_token(text, word, head):
     toks, _, trace = run(text)
     row = trace.weights[head, idx(toks, word)]
@@ -572,8 +627,10 @@ def test_verb_head_beyond_the_presets(text, verb, args):
 
 MORE_NP = [
     ("Why did the bird leave its nest?", {"the": "bird", "its": "nest"}),
-    ("A horse and two cows ate the grass near their barn",
-     {"A": "horse", "two": "cows", "the": "grass", "their": "barn"}),
+    (
+        "A horse and two cows ate the grass near their barn",
+        {"A": "horse", "two": "cows", "the": "grass", "their": "barn"},
+    ),
     ("My sister gave her dog a bone", {"My": "sister", "her": "dog", "a": "bone"}),
     ("Tom's mother smiled", {"'s": "mother"}),
     ("a very big, red ball", {"a": "ball", "big": "ball", "red": "ball"}),
@@ -589,14 +646,17 @@ def test_noun_phrase_head_beyond_the_presets(text, facts):
         assert row.max() > 0.5
 
 
-@pytest.mark.parametrize("text", [
-    "Hi",
-    "Colorless green ideas sleep furiously and glorp the wugs.",
-    "שלום עולם, מה שלומך?",
-    "<img src=x onerror=alert(1)>",
-    "I \u2764\ufe0f \U0001F355 \U0001F355 \U0001F355 !!!",
-    " ".join(f"w{i}" for i in range(MAX_TOKENS)),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi",
+        "Colorless green ideas sleep furiously and glorp the wugs.",
+        "שלום עולם, מה שלומך?",
+        "<img src=x onerror=alert(1)>",
+        "I \u2764\ufe0f \U0001f355 \U0001f355 \U0001f355 !!!",
+        " ".join(f"w{i}" for i in range(MAX_TOKENS)),
+    ],
+)
 def test_previous_token_head_works_for_any_tokens_at_all(text):
     toks, _, trace = run(text)
     w = trace.weights[PREV]
@@ -607,7 +667,7 @@ def test_previous_token_head_works_for_any_tokens_at_all(text):
 
 def test_previous_token_head_reads_positions_only():
     a = run("The cat sat down because it was tired")[2].weights[PREV]
-    b = run("Blue ideas, 42 \U0001F355 of them?")[2].weights[PREV]  # other tokens, same count
+    b = run("Blue ideas, 42 \U0001f355 of them?")[2].weights[PREV]  # other tokens, same count
     assert a.shape == b.shape
     assert np.allclose(a, b)
 
@@ -647,7 +707,7 @@ def test_hidden_units_are_named_where_wired_and_silent_elsewhere():
 def test_dim_names_name_every_residual_dim():
     assert len(model.DIM_NAMES) == model.CONFIG.d_model
     assert model.DIM_NAMES[: len(model.FEATURE_NAMES)] == model.FEATURE_NAMES
-    assert all(n.startswith("position") for n in model.DIM_NAMES[model.CONFIG.d_model // 2:])
+    assert all(n.startswith("position") for n in model.DIM_NAMES[model.CONFIG.d_model // 2 :])
 
 
 # ---------------------------------------------------------------------------
@@ -659,35 +719,41 @@ def tags(text, ref):
     return model.describe_token(toks[i], i, toks)
 
 
-@pytest.mark.parametrize("text,word,expected,absent", [
-    ("The cat sat down", "cat", {"noun", "singular", "animal", "subject"}, {"guessed from spelling"}),
-    ("She saw two dogs", "dogs", {"noun", "plural", "animal", "object"}, set()),
-    ("The cat sat down because it was tired", "it", {"pronoun", "singular", "3rd person"}, set()),
-    ("Later Mary left", "Mary", {"proper noun", "female", "human"}, {"guessed from spelling"}),
-    ("The women sang", "women", {"noun", "plural", "human", "female"}, set()),
-    ("I did n't go", "n't", {"negation"}, set()),
-    ("We like the big ball", "big", {"adjective", "modifier"}, set()),
-    ("Where is it?", "Where", {"question word"}, {"start token"}),  # the first word is a word
-    ("Wait, stop!", ",", {"comma"}, set()),
-    ("Wait, stop!", "!", {"sentence end"}, set()),
-])
+@pytest.mark.parametrize(
+    "text,word,expected,absent",
+    [
+        ("The cat sat down", "cat", {"noun", "singular", "animal", "subject"}, {"guessed from spelling"}),
+        ("She saw two dogs", "dogs", {"noun", "plural", "animal", "object"}, set()),
+        ("The cat sat down because it was tired", "it", {"pronoun", "singular", "3rd person"}, set()),
+        ("Later Mary left", "Mary", {"proper noun", "female", "human"}, {"guessed from spelling"}),
+        ("The women sang", "women", {"noun", "plural", "human", "female"}, set()),
+        ("I did n't go", "n't", {"negation"}, set()),
+        ("We like the big ball", "big", {"adjective", "modifier"}, set()),
+        ("Where is it?", "Where", {"question word"}, {"start token"}),  # the first word is a word
+        ("Wait, stop!", ",", {"comma"}, set()),
+        ("Wait, stop!", "!", {"sentence end"}, set()),
+    ],
+)
 def test_describe_token_known_words(text, word, expected, absent):
     got = set(tags(text, word))
     assert expected <= got, got
     assert not (absent & got), got
 
 
-@pytest.mark.parametrize("text,word,expected", [
-    ("The wug slept", "wug", {"noun", "singular", "guessed from spelling"}),  # no rule fits: a noun
-    ("Three blorfs slept", "blorfs", {"noun", "plural", "guessed from spelling"}),  # -s
-    ("The cat glorped", "glorped", {"verb", "past tense", "guessed from spelling"}),  # -ed
-    ("It was snarfing", "snarfing", {"verb", "-ing form", "guessed from spelling"}),  # -ing
-    ("It ran frobnicately", "frobnicately", {"adverb", "guessed from spelling"}),  # -ly
-    ("A gloriferous day", "gloriferous", {"adjective", "guessed from spelling"}),  # -ous
-    ("I met Zanzibeth yesterday", "Zanzibeth", {"proper noun", "human", "guessed from spelling"}),  # capital inside
-    ("We saw 42 owls", "42", {"number"}),
-    ("Nice \U0001F355", "\U0001F355", {"symbol"}),
-])
+@pytest.mark.parametrize(
+    "text,word,expected",
+    [
+        ("The wug slept", "wug", {"noun", "singular", "guessed from spelling"}),  # no rule fits: a noun
+        ("Three blorfs slept", "blorfs", {"noun", "plural", "guessed from spelling"}),  # -s
+        ("The cat glorped", "glorped", {"verb", "past tense", "guessed from spelling"}),  # -ed
+        ("It was snarfing", "snarfing", {"verb", "-ing form", "guessed from spelling"}),  # -ing
+        ("It ran frobnicately", "frobnicately", {"adverb", "guessed from spelling"}),  # -ly
+        ("A gloriferous day", "gloriferous", {"adjective", "guessed from spelling"}),  # -ous
+        ("I met Zanzibeth yesterday", "Zanzibeth", {"proper noun", "human", "guessed from spelling"}),  # capital inside
+        ("We saw 42 owls", "42", {"number"}),
+        ("Nice \U0001f355", "\U0001f355", {"symbol"}),
+    ],
+)
 def test_describe_token_guesses_unknown_words_from_their_spelling(text, word, expected):
     got = set(tags(text, word))
     assert expected <= got, got

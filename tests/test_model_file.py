@@ -4,6 +4,7 @@
 Every state of the cache that the browser can be in is tried: empty, the right file, a changed file of
 the same size, garbage, a truncated copy, an older build's file, a cache that throws on every call, one
 whose writes fail (quota), and a cache that gives back other bytes than it was given."""
+
 from __future__ import annotations
 
 import asyncio
@@ -59,11 +60,13 @@ class Server:
 
 def install_checked(installed):
     """An install that reads the file as the model does: gzip, then the content must be ours."""
+
     def install(blob):
         raw = gzip.decompress(blob)
         if not raw.startswith(b"weights "):
             raise ValueError("not a model")
         installed.append(blob)
+
     return install
 
 
@@ -75,8 +78,17 @@ def complete(coro):
 
 
 def run(cache, server, installed, **kw):
-    return complete(model_file.verified_file(URL, SHA, cache=cache, download=server.download,
-                                                install=install_checked(installed), prefix=BASE + "tiny.", **kw))
+    return complete(
+        model_file.verified_file(
+            URL,
+            SHA,
+            cache=cache,
+            download=server.download,
+            install=install_checked(installed),
+            prefix=BASE + "tiny.",
+            **kw,
+        )
+    )
 
 
 def changed(blob: bytes) -> bytes:
@@ -99,8 +111,11 @@ def test_an_empty_cache_downloads_verifies_and_stores():
     assert phases == ["download", "verify", "install"]
 
 
-@pytest.mark.parametrize("bad", [changed(GOOD), b"garbage" * 10, GOOD[: len(GOOD) // 2], b""],
-                         ids=["changed-weights", "garbage", "truncated", "empty-body"])
+@pytest.mark.parametrize(
+    "bad",
+    [changed(GOOD), b"garbage" * 10, GOOD[: len(GOOD) // 2], b""],
+    ids=["changed-weights", "garbage", "truncated", "empty-body"],
+)
 def test_a_bad_cached_copy_is_never_installed_and_is_replaced_by_the_server_copy(bad):
     assert hashlib.sha256(bad).hexdigest() != SHA, "premise: the bad copy differs"
     cache, server, installed = FakeCache({URL: bad}), Server(), []

@@ -7,6 +7,7 @@ modules it needs, the rest loaded when first imported) is checked in Chromium:
 test_browser_skeleton.py (the page starts) and test_browser_code.py (a reader's function imports
 numpy.random, numpy.fft and numpy.linalg.lapack_lite).
 """
+
 from __future__ import annotations
 
 import ast
@@ -53,9 +54,14 @@ def same_as_zipfile(data: bytes, tmp_path: Path) -> dict[str, bytes]:
 
 
 def test_a_wheel_unpacks_as_zipfile_unpacks_it_deflated_and_stored(tmp_path):
-    members = {"pkg/__init__.py": b"ANSWER = 42\n" * 50, "pkg/sub/": None,
-               "pkg/sub/table.bin": os.urandom(70_000), "pkg/_ext.cpython-312-wasm32-emscripten.so": b"\0asm" * 999,
-               "pkg-1.0.dist-info/METADATA": b"Name: pkg\nVersion: 1.0\n", "pkg-1.0.dist-info/RECORD": b""}
+    members = {
+        "pkg/__init__.py": b"ANSWER = 42\n" * 50,
+        "pkg/sub/": None,
+        "pkg/sub/table.bin": os.urandom(70_000),
+        "pkg/_ext.cpython-312-wasm32-emscripten.so": b"\0asm" * 999,
+        "pkg-1.0.dist-info/METADATA": b"Name: pkg\nVersion: 1.0\n",
+        "pkg-1.0.dist-info/RECORD": b"",
+    }
     for compression in (zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED):
         got = same_as_zipfile(wheel(members, compression), tmp_path / str(compression))
         assert got["pkg/sub/table.bin"] == members["pkg/sub/table.bin"]
@@ -70,12 +76,15 @@ def test_the_pinned_numpy_wheel_unpacks_as_zipfile_unpacks_it(tmp_path):
     assert "numpy/random/_generator.cpython-312-wasm32-emscripten.so" in got, "every extension module is written"
 
 
-@pytest.mark.parametrize("name, says", [
-    ("../evil.py", "outside"),
-    ("pkg/../../evil.py", "outside"),
-    ("/etc/evil.py", "outside"),
-    ("pkg-1.0.data/scripts/tool", ".data folder"),
-])
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("../evil.py", "outside"),
+        ("pkg/../../evil.py", "outside"),
+        ("/etc/evil.py", "outside"),
+        ("pkg-1.0.data/scripts/tool", ".data folder"),
+    ],
+)
 def test_a_member_it_cannot_place_stops_it_and_is_named(tmp_path, name, says):
     data = wheel({"pkg/__init__.py": b"", name: b"x", "pkg-1.0.dist-info/METADATA": b""})
     with pytest.raises(numpy_install.WheelError, match=says) as caught:
@@ -109,7 +118,10 @@ def test_install_writes_into_site_packages_and_refreshes_only_its_finder(tmp_pat
 
     monkeypatch.setattr(sys, "path_importer_cache", {str(site_packages): Finder("site"), "/elsewhere": Finder("other")})
     written = numpy_install.install(wheel({"pkg/__init__.py": b"", "pkg-1.0.dist-info/METADATA": b""}))
-    assert written == [str(site_packages / "pkg" / "__init__.py"), str(site_packages / "pkg-1.0.dist-info" / "METADATA")]
+    assert written == [
+        str(site_packages / "pkg" / "__init__.py"),
+        str(site_packages / "pkg-1.0.dist-info" / "METADATA"),
+    ]
     assert refreshed == ["site"], "only the finder of the folder written to"
     numpy_install.refresh_finder(str(tmp_path / "not-on-the-path"))  # no finder: nothing to do, no error
 

@@ -1,4 +1,5 @@
 """The page template: every panel pre-rendered, the worker config embedded safely, links relative."""
+
 from __future__ import annotations
 
 import io
@@ -40,7 +41,7 @@ def test_only_the_first_screen_is_in_the_page():
         if pid in page.FIRST_SCREEN:
             assert inside.strip() and drawn[pid] in html and pid not in deferred, pid
         else:
-            assert inside == '<template data-prerendered></template>', pid
+            assert inside == "<template data-prerendered></template>", pid
             assert deferred[pid] == drawn[pid], f"{pid}: prerendered.json does not hold the panel's markup"
     assert len(html.encode()) < 200_000, "index.html should hold the first screen only"
 
@@ -60,8 +61,9 @@ def test_worker_config_names_the_start_up_bundle_which_holds_every_start_up_modu
     config = json.loads(raw)
     assert config.pop("startup_bundle") == build.STARTUP_BUNDLE
     assert config.pop("runtime_files") == {}, "render_page() without a bundle has no runtime sizes to give"
-    assert config.pop("numpy_wheel") == {"src": build.RUNTIME_NUMPY, "integrity": None}, \
+    assert config.pop("numpy_wheel") == {"src": build.RUNTIME_NUMPY, "integrity": None}, (
         "render_page() without a bundle has no wheel to check"
+    )
     with zipfile.ZipFile(io.BytesIO(build.startup_bundle(build.startup_sources()))) as z:
         bundle = {name: z.read(name) for name in z.namelist()}
     modules = list(bundle)
@@ -70,8 +72,10 @@ def test_worker_config_names_the_start_up_bundle_which_holds_every_start_up_modu
     assert not set(build.TRAINED_ONLY_MODULES) & set(modules), "the trained model's modules come with its download"
     for rel, source in bundle.items():  # the files themselves, byte for byte
         assert source == (build.PY_SRC / rel).read_bytes(), rel
-    assert config == {}, "the rest is PyScript's: no files (the worker fetches the modules), no packages " \
-                         "(NumPy comes from the lock file, not through micropip)"
+    assert config == {}, (
+        "the rest is PyScript's: no files (the worker fetches the modules), no packages "
+        "(NumPy comes from the lock file, not through micropip)"
+    )
 
 
 def test_the_page_carries_the_sizes_of_the_runtime_files_pyodide_fetches_to_start(tmp_path):
@@ -102,8 +106,10 @@ def test_the_page_gives_the_worker_numpys_wheel_with_its_sha256_as_the_integrity
     assert build.numpy_wheel_integrity(tmp_path) == "sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
     html = build.render_page(numpy_integrity=build.numpy_wheel_integrity(tmp_path))
     raw = re.search(r'<script type="application/json" id="worker-config">(.*?)</script>', html, re.S).group(1)
-    assert json.loads(raw)["numpy_wheel"] == {"src": build.RUNTIME_NUMPY,
-                                              "integrity": "sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="}
+    assert json.loads(raw)["numpy_wheel"] == {
+        "src": build.RUNTIME_NUMPY,
+        "integrity": "sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=",
+    }
 
 
 def test_all_links_are_relative():
@@ -124,16 +130,30 @@ def test_every_panel_declares_each_state_field_its_markup_depends_on():
 
     with toy_model.registered():
         designed, toy = st.State(), dataclasses.replace(st.State(), model="toy")
-        other = {"text": (designed, model.PRESETS[3].text), "query": (designed, 1), "head": (designed, 2),
-                 "temperature": (designed, 2.5), "dk_scale": (designed, 3.0), "causal": (designed, True),
-                 "activation": (designed, "relu"), "stage": (designed, 4), "routing_all_heads": (designed, True),
-                 "demo_dk": (designed, 200), "panel": (designed, "ffn"), "model": (designed, "toy"),
-                 "layer": (toy, 1), "key": (designed, 2), "compare_head": (designed, 2),
-                 "pinned": (designed, (1, 3)), "ablated": (designed, (0,)),
-                 "pair_text": (designed, "The dog chased the cat because it was small"),
-                 "code": (designed, "def attention(q, k, v, mask, temperature, scale):\n    return v, mask"),
-                 "custom": (designed, True), "tour": (designed, 2),
-                 "tour_answer": (dataclasses.replace(designed, tour=1), 1)}
+        other = {
+            "text": (designed, model.PRESETS[3].text),
+            "query": (designed, 1),
+            "head": (designed, 2),
+            "temperature": (designed, 2.5),
+            "dk_scale": (designed, 3.0),
+            "causal": (designed, True),
+            "activation": (designed, "relu"),
+            "stage": (designed, 4),
+            "routing_all_heads": (designed, True),
+            "demo_dk": (designed, 200),
+            "panel": (designed, "ffn"),
+            "model": (designed, "toy"),
+            "layer": (toy, 1),
+            "key": (designed, 2),
+            "compare_head": (designed, 2),
+            "pinned": (designed, (1, 3)),
+            "ablated": (designed, (0,)),
+            "pair_text": (designed, "The dog chased the cat because it was small"),
+            "code": (designed, "def attention(q, k, v, mask, temperature, scale):\n    return v, mask"),
+            "custom": (designed, True),
+            "tour": (designed, 2),
+            "tour_answer": (dataclasses.replace(designed, tour=1), 1),
+        }
         assert set(other) == set(st.State.__dataclass_fields__), "give every state field another value here"
         for name, (base, value) in other.items():
             before = page.render_panels(base)
@@ -156,8 +176,15 @@ def test_a_change_redraws_every_panel_it_changes_and_at_the_first_layer_no_more(
     from attention_explorer import state as st
     from attention_explorer.fields import FIELDS
 
-    inputs = {"temperature": 2.5, "dk_scale": 3.0, "causal": True, "ablated": (0,), "activation": "relu",
-              "code": "def attention(q, k, v, mask, temperature, scale):\n    return v, mask", "custom": True}
+    inputs = {
+        "temperature": 2.5,
+        "dk_scale": 3.0,
+        "causal": True,
+        "ablated": (0,),
+        "activation": "relu",
+        "code": "def attention(q, k, v, mask, temperature, scale):\n    return v, mask",
+        "custom": True,
+    }
     assert set(inputs) == {f.name for f in FIELDS if f.model_input} - {"model", "text"}
     trained = dataclasses.replace(st.State(), model="minilm", text="The cat sat on the mat.", query=2)
     with toy_model.registered():
@@ -216,14 +243,16 @@ def test_start_up_leaves_the_later_views_unloaded():
     import sys
     from pathlib import Path
 
-    script = ("import sys, types\n"
-              "from attention_explorer import page, worker\n"
-              "worker.boot('', 'page')\n"
-              "loaded = [m for m in page.LATER if f'attention_explorer.{m}' in sys.modules]\n"
-              "print(','.join(loaded))\n"
-              "page.warm_up()\n"
-              "print(all(type(sys.modules[f'attention_explorer.{m}']) is types.ModuleType for m in page.LATER)\n"
-              "      and all(type(getattr(page, n)) is types.ModuleType for n in ('affinity', 'ffn', 'pairs_view')))\n")
+    script = (
+        "import sys, types\n"
+        "from attention_explorer import page, worker\n"
+        "worker.boot('', 'page')\n"
+        "loaded = [m for m in page.LATER if f'attention_explorer.{m}' in sys.modules]\n"
+        "print(','.join(loaded))\n"
+        "page.warm_up()\n"
+        "print(all(type(sys.modules[f'attention_explorer.{m}']) is types.ModuleType for m in page.LATER)\n"
+        "      and all(type(getattr(page, n)) is types.ModuleType for n in ('affinity', 'ffn', 'pairs_view')))\n"
+    )
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", script], cwd=root / "py", capture_output=True, text=True, check=True)
     loaded, after = out.stdout.splitlines()

@@ -11,6 +11,7 @@ Every expected number here is computed again with plain loops: the alignment aga
 common subsequence and an independent Ratcliff/Obershelp matcher, the differences by subtracting the
 trace's weights over the test's own alignment, the strongest word by a loop over the row.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,19 +21,19 @@ import re
 import pytest
 
 import toy_model
-from markup_tree import by_class, parse
-
 from attention_explorer import models, page, pairs, state as st
 from attention_explorer.views import pairs as view
 from attention_explorer.views.markup import num
+from markup_tree import by_class, parse
 
-HOSTILE = '<b>&"\' <img src=x onerror=alert(1)>'
+HOSTILE = "<b>&\"' <img src=x onerror=alert(1)>"
 MODELS = ("designed", "minilm")
 
 
 # ---------------------------------------------------------------------------------------------------
 # independent references
 # ---------------------------------------------------------------------------------------------------
+
 
 def lcs_length(a, b) -> int:
     """Length of a longest common subsequence: the textbook dynamic program."""
@@ -89,8 +90,9 @@ def own_alignment(a, b) -> list:
 
 
 def is_common_subsequence(pairs_, a, b) -> bool:
-    return (all(a[i] == b[j] for i, j in pairs_)
-            and all(i1 < i2 and j1 < j2 for (i1, j1), (i2, j2) in zip(pairs_, pairs_[1:])))
+    return all(a[i] == b[j] for i, j in pairs_) and all(
+        i1 < i2 and j1 < j2 for (i1, j1), (i2, j2) in zip(pairs_, pairs_[1:])
+    )
 
 
 def strongest(row, special, query):
@@ -136,13 +138,17 @@ def unit_cells(d: str) -> set:
 # ---------------------------------------------------------------------------------------------------
 
 SENTENCE_PAIRS = [
-    ("The trophy did n't fit in the suitcase because it was too big".split(),
-     "The trophy did n't fit in the suitcase because it was too small".split()),
-    ("the cat saw the dog".split(), "the dog saw the cat".split()),              # swapped words
-    ("the toy sees the toy".split(), "the toy sees the other toy".split()),      # repeated words, an insertion
+    (
+        "The trophy did n't fit in the suitcase because it was too big".split(),
+        "The trophy did n't fit in the suitcase because it was too small".split(),
+    ),
+    ("the cat saw the dog".split(), "the dog saw the cat".split()),  # swapped words
+    ("the toy sees the toy".split(), "the toy sees the other toy".split()),  # repeated words, an insertion
     ("a b a b a".split(), "b a b".split()),
-    ("The cat chased the dogs because they were hungry".split(),
-     "The cats chased the dog because they were hungry".split()),                # two substitutions
+    (
+        "The cat chased the dogs because they were hungry".split(),
+        "The cats chased the dog because they were hungry".split(),
+    ),  # two substitutions
     ("it it it".split(), "it".split()),
     ([], "one".split()),
     ("same words here".split(), "same words here".split()),
@@ -201,12 +207,13 @@ def test_substitutions_cover_exactly_the_tokens_left_unaligned(a, b):
 def test_the_winograd_change_is_one_substitution():
     a, b = SENTENCE_PAIRS[0]
     (c,) = pairs.substitutions(a, b)
-    assert (a[c.a_start:c.a_stop], b[c.b_start:c.b_stop]) == (["big"], ["small"])
+    assert (a[c.a_start : c.a_stop], b[c.b_start : c.b_stop]) == (["big"], ["small"])
 
 
 # ---------------------------------------------------------------------------------------------------
 # presets
 # ---------------------------------------------------------------------------------------------------
+
 
 def model_state(model_id):
     s = st.State()
@@ -265,8 +272,11 @@ def test_what_a_preset_says_the_head_picks_is_what_it_picks(model_id, p):
 def test_the_designed_model_gets_winograd_pairs_wrong_and_its_notes_say_so():
     """At least four designed pairs where a reader's answer changes and the coreference head's does not
     (checked in test_what_a_preset_says_the_head_picks_is_what_it_picks); the note says 'wrong'."""
-    same_pick = [p for p in pairs.presets(models.get("designed").description)
-                 if p.picks[0] == p.picks[1] and p.expect_first != p.expect_second]
+    same_pick = [
+        p
+        for p in pairs.presets(models.get("designed").description)
+        if p.picks[0] == p.picks[1] and p.expect_first != p.expect_second
+    ]
     assert len(same_pick) >= 4
     for p in same_pick:
         assert p.head == 0 and "wrong" in p.note
@@ -275,6 +285,7 @@ def test_the_designed_model_gets_winograd_pairs_wrong_and_its_notes_say_so():
 # ---------------------------------------------------------------------------------------------------
 # the view
 # ---------------------------------------------------------------------------------------------------
+
 
 def panel(s):
     """The pair panel as the page draws it, parsed."""
@@ -412,14 +423,17 @@ def test_the_verdict_names_the_word_looked_at_and_says_when_it_is_wrong(model_id
     div, text = section(root), verdict(root)
     assert div.attrs["data-preset"] == p.id
     sentences = text.split("In sentence ")[1:]
-    for name, comp, q, expect, part in (("a", a, s.query, p.expect_first, sentences[0]),
-                                        ("b", b, qb, p.expect_second, sentences[1])):
+    for name, comp, q, expect, part in (
+        ("a", a, s.query, p.expect_first, sentences[0]),
+        ("b", b, qb, p.expect_second, sentences[1]),
+    ):
         j, w = strongest(comp.trace.weights[s.head][q], comp.run.special, q)
         assert div.attrs[f"data-look-{name}"] == str(j)
         assert f"looks most at “{comp.tokens[j]}” ({100 * w:.0f} %" in part
         rest = sum(float(comp.trace.weights[s.head][q][k]) for k in comp.run.special)
-        assert (f"; {100 * rest:.0f} % rests on {', '.join(comp.tokens[k] for k in comp.run.special)})" in part) \
-            == (rest >= 0.2)
+        assert (f"; {100 * rest:.0f} % rests on {', '.join(comp.tokens[k] for k in comp.run.special)})" in part) == (
+            rest >= 0.2
+        )
         right = whole_word(comp.tokens, j) == expect.lower()
         assert div.attrs[f"data-verdict-{name}"] == ("right" if right else "wrong")
         assert ("the model gets this one wrong" in part) == (not right)
@@ -437,8 +451,10 @@ def test_the_wrong_model_case_is_said_plainly():
     assert a.tokens[ja] == b.tokens[jb] == "trophy"
     _, root = panel(s)
     text = verdict(root)
-    assert (f"In sentence B, “it” still looks most at “trophy” ({100 * wb:.0f} %), but a reader would pick "
-            "“suitcase”: the model gets this one wrong.") in text
+    assert (
+        f"In sentence B, “it” still looks most at “trophy” ({100 * wb:.0f} %), but a reader would pick "
+        "“suitcase”: the model gets this one wrong."
+    ) in text
     assert "picks “trophy” both times" in text
     assert section(root).attrs["data-verdict-b"] == "wrong"
     # the two pictures are the same where the tokens align, and the panel says that too
@@ -457,7 +473,7 @@ def test_free_text_reports_where_the_query_looks_without_judging():
     qb = dict(own_alignment(a.tokens, b.tokens))[s.query]
     jb, _ = strongest(b.trace.weights[s.head][qb], b.run.special, qb)
     assert (a.tokens[ja], b.tokens[jb]) == ("cat", "dog")  # 'it' cannot mean the man: the head skips him
-    assert f"moves from “cat” to “dog”" in text
+    assert "moves from “cat” to “dog”" in text
     assert "reader" not in text and "wrong" not in text
     assert "Changed: “cat” → “man”." in " ".join(root.all_text().split())
 
@@ -492,14 +508,18 @@ def test_the_numbers_table_lists_the_query_row_for_screen_readers():
     qb = dict(aligned)[s.query]
     _, root = panel(s)
     (table,) = root.find_all("table", class_="sr-only pair-numbers")
-    rows = {r.find_all("th")[0].all_text(): [td.all_text() for td in r.find_all("td")]
-            for r in table.find_all("tbody")[0].find_all("tr")}
+    rows = {
+        r.find_all("th")[0].all_text(): [td.all_text() for td in r.find_all("td")]
+        for r in table.find_all("tbody")[0].find_all("tr")
+    }
     for ai, bi in aligned:
         wa, wb = float(a.trace.weights[0][s.query][ai]), float(b.trace.weights[0][qb][bi])
         got = rows[a.tokens[ai]] if a.tokens.count(a.tokens[ai]) == 1 else None
         if got:
             assert got[:2] == [f"{100 * wa:.1f} %", f"{100 * wb:.1f} %"]
-            assert got[2].replace("+", "").replace("−", "-").removesuffix(" pts") == f"{100 * (wa - wb):.1f}".replace("-0.0", "0.0")
+            assert got[2].replace("+", "").replace("−", "-").removesuffix(" pts") == f"{100 * (wa - wb):.1f}".replace(
+                "-0.0", "0.0"
+            )
     assert rows["man (only in A)"][1:] == ["—", "—"] and rows["cat (only in B)"][0] == "—"
 
 
@@ -554,10 +574,40 @@ def test_a_hostile_second_sentence_is_shown_as_text(model_id):
     s = st.apply_event(s, {"type": "set_pair_text", "value": "The dog sat " + HOSTILE})
     markup, root = panel(s)
     assert "<b>" not in markup and "<img" not in markup
-    assert all(e.tag in {"#root", "#text", "div", "p", "strong", "figure", "figcaption", "span", "svg", "defs",
-                         "pattern", "rect", "line", "text", "title", "g", "path", "linearGradient",
-                         "lineargradient", "stop", "table", "caption", "thead", "tbody", "tr", "th", "td",
-                         "button"} for e in root.iter()), {e.tag for e in root.iter()}
+    assert all(
+        e.tag
+        in {
+            "#root",
+            "#text",
+            "div",
+            "p",
+            "strong",
+            "figure",
+            "figcaption",
+            "span",
+            "svg",
+            "defs",
+            "pattern",
+            "rect",
+            "line",
+            "text",
+            "title",
+            "g",
+            "path",
+            "linearGradient",
+            "lineargradient",
+            "stop",
+            "table",
+            "caption",
+            "thead",
+            "tbody",
+            "tr",
+            "th",
+            "td",
+            "button",
+        }
+        for e in root.iter()
+    ), {e.tag for e in root.iter()}
     assert not any(a.startswith("on") for e in root.iter() for a in e.attrs)
     text = root.all_text()
     assert "“The dog sat " + HOSTILE + "”" in text  # the sentence, exactly as typed, in its caption

@@ -3,6 +3,7 @@
 The patch semantics (site/bridge/patch.js applyPatch) are re-implemented here over the parsed markup,
 and the patched old markup is compared with the new state's full markup, element by element.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -58,8 +59,13 @@ def apply_patch(root, ops):
             for el in els:
                 el.attrs.pop(op["remove"], None)
             continue
-        values = (op["values"] if "toggle" in op else [op["values"]] if op.get("html")
-                  else op["values"].split(op.get("sep", "\n")))
+        values = (
+            op["values"]
+            if "toggle" in op
+            else [op["values"]]
+            if op.get("html")
+            else op["values"].split(op.get("sep", "\n"))
+        )
         assert len(values) == len(els), f"{op['sel']}: {len(values)} values for {len(els)} elements"
         for el, v in zip(els, values):
             if op.get("html"):  # innerHTML = v
@@ -94,8 +100,10 @@ CASES = [
     ({}, {"temperature": 0.4}),
     ({}, {"dk_scale": 2.5}),
     ({"causal": True}, {"temperature": 2.0}),
-    ({"text": "When the old farmer came home after a long day in the fields his dogs ran to the gate"},
-     {"temperature": 0.3}),  # 20 tokens: cells without numbers
+    (
+        {"text": "When the old farmer came home after a long day in the fields his dogs ran to the gate"},
+        {"temperature": 0.3},
+    ),  # 20 tokens: cells without numbers
     ({"model": "minilm", "layer": 3}, {"temperature": 0.7, "activation": "gelu"}),
     ({}, {"head": 2}),
     ({"query": 2}, {"head": 1, "temperature": 0.5}),
@@ -141,10 +149,12 @@ def _honest(w: float) -> str:
 
 
 # (before, after, what each of the <s> row's eight equal small weights reads after; None: masked row)
-LABEL_CASES = [({}, {"temperature": 0.8}, "<1"),            # 0.19 % each
-               ({"temperature": 0.8}, {"temperature": 1.0}, "1"),  # 0.64 % each
-               ({"causal": True}, {"temperature": 2.0, "head": 1}, None),
-               ({"query": 2}, {"dk_scale": 3.0}, "<1")]   # 0.0002 % each
+LABEL_CASES = [
+    ({}, {"temperature": 0.8}, "<1"),  # 0.19 % each
+    ({"temperature": 0.8}, {"temperature": 1.0}, "1"),  # 0.64 % each
+    ({"causal": True}, {"temperature": 2.0, "head": 1}, None),
+    ({"query": 2}, {"dk_scale": 3.0}, "<1"),  # 0.0002 % each
+]
 
 
 @pytest.mark.parametrize("base,change,small", LABEL_CASES)
@@ -167,8 +177,8 @@ LONG = "When the old farmer came home after a long day in the fields his dogs ra
 AFFINITY_CASES = [
     ({}, {"temperature": 0.4}),
     ({}, {"dk_scale": 2.5}),
-    ({"causal": True}, {"temperature": 2.0}),              # masked keys: hatched weights
-    ({"text": LONG}, {"temperature": 0.3}),                # 20 tokens: value labels written upright
+    ({"causal": True}, {"temperature": 2.0}),  # masked keys: hatched weights
+    ({"text": LONG}, {"temperature": 0.3}),  # 20 tokens: value labels written upright
     ({"text": LONG, "causal": True, "query": 5}, {"dk_scale": 30.0}),
     ({"model": "minilm", "layer": 3}, {"temperature": 0.7}),
     ({"model": "minilm", "layer": 5, "query": 3, "head": 7}, {"temperature": 3.0, "dk_scale": 1.0}),
@@ -214,15 +224,38 @@ def test_viridis_many_is_viridis_for_every_value():
     assert viridis_many(ts) == [viridis(t) for t in ts]
 
 
-@pytest.mark.parametrize("allowed,interactive,tab_stop,light", [
-    (True, True, False, False), (True, True, True, True), (False, True, False, False),
-    (True, False, False, True), (False, False, False, False)])
+@pytest.mark.parametrize(
+    "allowed,interactive,tab_stop,light",
+    [
+        (True, True, False, False),
+        (True, True, True, True),
+        (False, True, False, False),
+        (True, False, False, True),
+        (False, False, False, False),
+    ],
+)
 def test_the_fast_cell_markup_is_attr_markup(allowed, interactive, tab_stop, light):
     from attention_explorer.views.attention_matrix import cell_rect
     from attention_explorer.views.markup import attr, data_num
 
     x, y, cell, fill, i, j, w = 96, 132, 18, "#3b528b" if allowed else "url(#attention-matrix-masked)", 2, 5, 0.123456
-    want = (f'<rect{attr(class_="cell is-light" if light else "cell", x=x, y=y, width=cell, height=cell, fill=fill, data_i=i, data_j=j, data_weight=data_num(w), data_masked="true" if not allowed else None, data_grid_cell=interactive, tabindex=0 if tab_stop else None, data_tip=None, data_tip_src=True)}/>')
+    attrs = attr(
+        class_="cell is-light" if light else "cell",
+        x=x,
+        y=y,
+        width=cell,
+        height=cell,
+        fill=fill,
+        data_i=i,
+        data_j=j,
+        data_weight=data_num(w),
+        data_masked="true" if not allowed else None,
+        data_grid_cell=interactive,
+        tabindex=0 if tab_stop else None,
+        data_tip=None,
+        data_tip_src=True,
+    )
+    want = f"<rect{attrs}/>"
     assert cell_rect(x, y, cell, fill, light, i, j, w, allowed, interactive, tab_stop) == want
 
 
@@ -230,7 +263,7 @@ HEAD_GRID_CASES = [
     ({}, {"query": 2}),
     ({}, {"head": 3}),
     ({"causal": True, "query": 5}, {"query": 1, "head": 2}),  # masked cells, another strongest key
-    ({"model": "minilm"}, {"query": 3}),                      # 72 thumbnails
+    ({"model": "minilm"}, {"query": 3}),  # 72 thumbnails
     ({"model": "minilm", "layer": 2, "head": 4}, {"layer": 5, "head": 0, "query": 1}),
     ({"model": "minilm", "ablated": (3, 40)}, {"query": 4}),  # heads marked "off"
 ]
@@ -244,15 +277,16 @@ def test_a_head_grid_patch_equals_the_full_redraw(base, change):
 def test_the_head_grid_is_redrawn_with_pinned_queries_or_new_weights():
     old = st.State()
     assert not page.patchable("head-grid", old, dataclasses.replace(old, pinned=(1,)))
-    assert not page.patchable("head-grid", dataclasses.replace(old, pinned=(1,)),
-                              dataclasses.replace(old, pinned=(1,), query=2))
+    assert not page.patchable(
+        "head-grid", dataclasses.replace(old, pinned=(1,)), dataclasses.replace(old, pinned=(1,), query=2)
+    )
     assert not page.patchable("head-grid", old, dataclasses.replace(old, temperature=0.5))
 
 
 AGGREGATES_CASES = [
     ({}, {"query": 2}),
-    ({"causal": True, "query": 5}, {"query": 1}),          # masked cells
-    ({"text": LONG}, {"query": 12}),                      # 20 tokens: no numbers in the cells
+    ({"causal": True, "query": 5}, {"query": 1}),  # masked cells
+    ({"text": LONG}, {"query": 12}),  # 20 tokens: no numbers in the cells
     ({"model": "minilm", "layer": 3}, {"query": 4}),
     ({"model": "minilm", "layer": 0, "ablated": (2,)}, {"query": 1}),
 ]

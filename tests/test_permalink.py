@@ -1,5 +1,6 @@
 """Permalinks: every view of the explorer survives a trip through the URL fragment, and no link,
 however hostile, breaks the page: bad parts are ignored with a plain-text notice, the rest applies."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,8 +11,8 @@ from urllib.parse import quote_from_bytes, quote_plus
 
 import pytest
 
-from attention_explorer.models import designed as model
 from attention_explorer import page, permalink, state as st, tokens
+from attention_explorer.models import designed as model
 
 DEFAULT = st.State()
 N_HEADS = model.CONFIG.n_heads
@@ -50,6 +51,7 @@ def assert_clean_notices(notices: list[str]) -> None:
 
 # --- encoding -------------------------------------------------------------------------------------
 
+
 def test_default_state_encodes_to_the_empty_fragment():
     assert permalink.encode(DEFAULT) == ""
     assert permalink.decode("") == (DEFAULT, [])
@@ -67,8 +69,18 @@ def test_every_state_field_has_a_key_and_keys_are_short_and_distinct():
 
 
 def test_encode_writes_only_changed_fields_in_a_stable_order_with_compact_numbers():
-    s = replace(panel="ffn", demo_dk=256, routing_all_heads=True, stage=2, activation="relu", causal=True,
-                dk_scale=4.0, temperature=1.5, head=2, query=1)
+    s = replace(
+        panel="ffn",
+        demo_dk=256,
+        routing_all_heads=True,
+        stage=2,
+        activation="relu",
+        causal=True,
+        dk_scale=4.0,
+        temperature=1.5,
+        head=2,
+        query=1,
+    )
     assert permalink.encode(s) == "q=1&h=2&T=1.5&dk=4&mask=1&act=relu&stage=2&all=1&ddk=256&panel=ffn"
     assert permalink.encode(replace(temperature=0.05)) == "T=0.05"
 
@@ -135,10 +147,22 @@ def test_each_field_round_trips_through_the_link_on_its_own(field, value):
 
 
 def test_all_fields_together_round_trip():
-    s = st.State(text="Je pense, donc je suis — 100% sûr & <certain>!", query=3, head=N_HEADS - 1,
-                 temperature=0.123456789, dk_scale=31.5, causal=True, activation="swiglu",
-                 stage=len(st.STAGES) - 1, routing_all_heads=True, demo_dk=512, panel="routing",
-                 pinned=(1, 5), ablated=(2,), pair_text="Je pense & <donc>")
+    s = st.State(
+        text="Je pense, donc je suis — 100% sûr & <certain>!",
+        query=3,
+        head=N_HEADS - 1,
+        temperature=0.123456789,
+        dk_scale=31.5,
+        causal=True,
+        activation="swiglu",
+        stage=len(st.STAGES) - 1,
+        routing_all_heads=True,
+        demo_dk=512,
+        panel="routing",
+        pinned=(1, 5),
+        ablated=(2,),
+        pair_text="Je pense & <donc>",
+    )
     assert_valid(s)
     assert permalink.decode(permalink.encode(s)) == (s, [])
 
@@ -162,13 +186,51 @@ def test_longest_sentence_the_page_accepts_round_trips():
 
 def random_reachable_state(rng: random.Random) -> st.State:
     """A state reached the way the page reaches states: a random sequence of events."""
-    pieces = ["the", "cat", "it", "Zürich", "😀", "'s", "<b>", "&amp;", "%41", "+", "=", "#", "?", ",",
-              "3.14", "didn't", "你好", "\u200d", "\t", "\n", "  "]
+    pieces = [
+        "the",
+        "cat",
+        "it",
+        "Zürich",
+        "😀",
+        "'s",
+        "<b>",
+        "&amp;",
+        "%41",
+        "+",
+        "=",
+        "#",
+        "?",
+        ",",
+        "3.14",
+        "didn't",
+        "你好",
+        "\u200d",
+        "\t",
+        "\n",
+        "  ",
+    ]
     s = DEFAULT
     for _ in range(rng.randint(1, 12)):
-        kind = rng.choice(["set_text", "set_query", "set_head", "set_temperature", "set_dk_scale",
-                           "set_causal", "set_activation", "set_stage", "set_routing_all", "set_demo_dk",
-                           "set_panel", "preset", "set_pinned", "set_ablated", "set_pair_text", "pick_head"])
+        kind = rng.choice(
+            [
+                "set_text",
+                "set_query",
+                "set_head",
+                "set_temperature",
+                "set_dk_scale",
+                "set_causal",
+                "set_activation",
+                "set_stage",
+                "set_routing_all",
+                "set_demo_dk",
+                "set_panel",
+                "preset",
+                "set_pinned",
+                "set_ablated",
+                "set_pair_text",
+                "pick_head",
+            ]
+        )
         value = {
             "set_text": lambda: " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 20))),
             "set_query": lambda: rng.randrange(len(s.tokens)),
@@ -272,20 +334,32 @@ def test_a_hostile_value_is_ignored_with_a_notice_naming_its_field(fragment, lab
 
 
 def test_notices_never_echo_more_than_a_short_plain_piece_of_the_bad_value():
-    for fragment in ["act=" + "a" * 10_000, "panel=" + "b" * 100, "act=%22onmouseover%3Dalert(1)",
-                     "T=" + "7" * 39, "zzz" * 1000 + "=1"]:
+    for fragment in [
+        "act=" + "a" * 10_000,
+        "panel=" + "b" * 100,
+        "act=%22onmouseover%3Dalert(1)",
+        "T=" + "7" * 39,
+        "zzz" * 1000 + "=1",
+    ]:
         _, notices = permalink.decode(fragment)
         assert notices and all(len(n) < 160 for n in notices), notices
         assert not any("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" in n or "onmouseover" in n for n in notices)
-    assert permalink.decode("act=tanh")[1] == ['Ignored the link\'s activation: "tanh" is not one of '
-                                              'relu, gelu, swiglu.']
+    assert permalink.decode("act=tanh")[1] == [
+        'Ignored the link\'s activation: "tanh" is not one of relu, gelu, swiglu.'
+    ]
     assert permalink.decode("T=warm")[1] == ["Ignored the link's temperature: not a number."]
 
 
 def test_a_bad_field_does_not_spoil_the_good_ones():
     s, notices = permalink.decode("#s=Dogs+bark+loudly.&q=1&h=99&T=2&act=tanh&mask=1")
     assert (s.text, s.query, s.head, s.temperature, s.activation, s.causal) == (
-        "Dogs bark loudly.", 1, 0, 2.0, "gelu", True)
+        "Dogs bark loudly.",
+        1,
+        0,
+        2.0,
+        "gelu",
+        True,
+    )
     assert [n.split(":")[0] for n in notices] == ["Ignored the link's head", "Ignored the link's activation"]
 
 
@@ -309,8 +383,10 @@ def test_a_link_with_a_sentence_keeps_a_query_that_equals_the_default_index():
     s = st.apply_event(DEFAULT, {"type": "preset", "value": "agreement"})
     assert s.query == DEFAULT.query, "this preset's query sits where the default's does"
     assert permalink.decode(permalink.encode(s)) == (s, [])
-    typed = st.apply_event(st.apply_event(DEFAULT, {"type": "set_text", "value": "a b c d e f g h i"}),
-                           {"type": "set_query", "index": DEFAULT.query})
+    typed = st.apply_event(
+        st.apply_event(DEFAULT, {"type": "set_text", "value": "a b c d e f g h i"}),
+        {"type": "set_query", "index": DEFAULT.query},
+    )
     assert permalink.decode(permalink.encode(typed)) == (typed, [])
 
 
@@ -391,10 +467,45 @@ def test_random_bytes_as_a_value_never_raise():
 
 def random_fragment(rng: random.Random) -> str:
     keys = [*permalink.KEYS.values(), "x", "", "T ", "%73", "S"]
-    values = ["", "0", "1", "-1", "2", "7", "99", "1e999", "nan", "inf", "-0", "0.5", "3.14", "1e-9", "+3",
-              "gelu", "relu", "tanh", "ffn", "routing", "%zz", "%", "%4", "%C3%A9", "%ff", "%ED%A0%80",
-              "<script>", "\"'", "The+cat+sat.", "it", "%F0%9F%98%80", "\ud800", "\x00", "٣", "+", "=",
-              "a" * 300]
+    values = [
+        "",
+        "0",
+        "1",
+        "-1",
+        "2",
+        "7",
+        "99",
+        "1e999",
+        "nan",
+        "inf",
+        "-0",
+        "0.5",
+        "3.14",
+        "1e-9",
+        "+3",
+        "gelu",
+        "relu",
+        "tanh",
+        "ffn",
+        "routing",
+        "%zz",
+        "%",
+        "%4",
+        "%C3%A9",
+        "%ff",
+        "%ED%A0%80",
+        "<script>",
+        "\"'",
+        "The+cat+sat.",
+        "it",
+        "%F0%9F%98%80",
+        "\ud800",
+        "\x00",
+        "٣",
+        "+",
+        "=",
+        "a" * 300,
+    ]
     pieces = []
     for _ in range(rng.randint(0, 14)):
         r = rng.random()

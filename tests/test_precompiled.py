@@ -6,6 +6,7 @@ importing them; the browser's own table (3.12's, from the pinned Pyodide) is tes
 tests/test_browser_skeleton.py (no method compiled at start-up) and tests/test_build_bytecode.py (its
 place and magic number in the bundle).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -20,15 +21,18 @@ from test_startup_zip import _own_bytecode
 MODULES = ["attention_explorer/__init__.py", "attention_explorer/precompiled.py", "attention_explorer/fields.py"]
 
 # Records the table the way build_bytecode's COMPILER does, while importing fields (a frozen dataclass)
-RECORD = build_bytecode.RECORDER + r'''
+RECORD = (
+    build_bytecode.RECORDER
+    + r"""
 import importlib.util, sys
 sys.path.insert(0, sys.argv[1])
 import attention_explorer.fields
 sys.stdout.buffer.write(importlib.util.MAGIC_NUMBER + marshal.dumps(dataclass_methods))
-'''
+"""
+)
 
 # The worker's way: the zip on sys.path, install(), then the imports; and a dataclass of its own
-PROBE = r'''
+PROBE = r"""
 import dataclasses, json, sys
 sys.path.insert(0, sys.argv[1])
 from attention_explorer import precompiled
@@ -50,7 +54,7 @@ class Own:
 out["own"] = Own(2).x
 out["compiled_after"] = [list(c) for c in precompiled.compiled]
 print(json.dumps(out))
-'''
+"""
 
 
 def _run(code, *args):

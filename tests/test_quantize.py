@@ -5,6 +5,7 @@ compact weights, draws attention within 0.03 of the fp32 model on every layer,
 head and query row; and that a damaged or foreign weight file fails loudly
 with a message saying what is wrong, instead of drawing garbage.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,18 +14,18 @@ import struct
 import numpy as np
 import pytest
 
-from minilm_files import SENTENCES, cached_file, fp32_tensors, token_ids
-
 from attention_explorer.models import bert, quantize, safetensors
 from attention_explorer.models.safetensors import SafetensorsError
+from minilm_files import SENTENCES, cached_file, fp32_tensors, token_ids
 
 ATTENTION_BUDGET = 0.03  # absolute, on attention weights, vs the fp32 model (DESIGN.md)
-HALF_STEP = 0.5 * (1 + 2.0 ** -10)  # error bound in steps: half a step, plus float16 rounding of the scale
+HALF_STEP = 0.5 * (1 + 2.0**-10)  # error bound in steps: half a step, plus float16 rounding of the scale
 
 
 # --------------------------------------------------------------------------
 # safetensors: round trips
 # --------------------------------------------------------------------------
+
 
 def _sample_tensors():
     rng = np.random.default_rng(7)
@@ -36,7 +37,7 @@ def _sample_tensors():
         "u8": np.arange(10, dtype=np.uint8),
         "i16": np.array([-3, 4], dtype=np.int16),
         "u16": np.array([65535], dtype=np.uint16),
-        "i32": np.array([-2**31], dtype=np.int32),
+        "i32": np.array([-(2**31)], dtype=np.int32),
         "u32": np.array([2**32 - 1], dtype=np.uint32),
         "i64": np.arange(-3, 3, dtype=np.int64).reshape(2, 3),
         "u64": np.array([2**64 - 1], dtype=np.uint64),
@@ -105,6 +106,7 @@ def test_safetensors_writer_refuses_what_it_cannot_write():
 # safetensors: malformed files are refused, each with its own message
 # --------------------------------------------------------------------------
 
+
 def _file(header, buffer=b""):
     h = header if isinstance(header, bytes) else json.dumps(header).encode()
     return struct.pack("<Q", len(h)) + h + buffer
@@ -117,27 +119,52 @@ def _entry(dtype="F32", shape=(2,), offsets=(0, 8)):
 MALFORMED = {
     "too short": (b"\x01\x02", r"too short for the 8-byte header length: 2 bytes"),
     "absurd header length": (struct.pack("<Q", 2**40) + b"{}", r"exceeds the .*-byte limit"),
-    "header past end": (struct.pack("<Q", 100) + b"{}", r"header length 100 runs past the end of the file \(10 bytes\)"),
+    "header past end": (
+        struct.pack("<Q", 100) + b"{}",
+        r"header length 100 runs past the end of the file \(10 bytes\)",
+    ),
     "not utf-8": (_file(b"\xff\xfe"), r"not valid UTF-8"),
     "not an object": (_file(b"[1, 2]"), r"must be a JSON object"),
-    "not json": (_file(b"{\"a\": "), r"not valid JSON"),
-    "duplicate name": (_file(b'{"a": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}, '
-                             b'"a": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}}'),
-                       r"names a key more than once: \['a'\]"),
+    "not json": (_file(b'{"a": '), r"not valid JSON"),
+    "duplicate name": (
+        _file(
+            b'{"a": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}, '
+            b'"a": {"dtype": "F32", "shape": [0], "data_offsets": [0, 0]}}'
+        ),
+        r"names a key more than once: \['a'\]",
+    ),
     "metadata not strings": (_file({"__metadata__": {"n": 1}}), r"__metadata__ must map strings to strings"),
     "entry not an object": (_file({"w": [1, 2]}), r"tensor 'w': entry must be an object"),
-    "entry lacks a field": (_file({"w": {"dtype": "F32", "shape": [2]}}, bytes(8)), r"tensor 'w': entry lacks \['data_offsets'\]"),
-    "unsupported dtype": (_file({"w": _entry(dtype="F8_E4M3", shape=(8,))}, bytes(8)), r"tensor 'w': unsupported dtype 'F8_E4M3'"),
-    "bad shape": (_file({"w": _entry(shape=(-2,))}, bytes(8)), r"tensor 'w': shape must be a list of non-negative integers"),
-    "bad offsets": (_file({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0]}}, bytes(8)),
-                    r"tensor 'w': data_offsets must be \[begin, end\] integers"),
+    "entry lacks a field": (
+        _file({"w": {"dtype": "F32", "shape": [2]}}, bytes(8)),
+        r"tensor 'w': entry lacks \['data_offsets'\]",
+    ),
+    "unsupported dtype": (
+        _file({"w": _entry(dtype="F8_E4M3", shape=(8,))}, bytes(8)),
+        r"tensor 'w': unsupported dtype 'F8_E4M3'",
+    ),
+    "bad shape": (
+        _file({"w": _entry(shape=(-2,))}, bytes(8)),
+        r"tensor 'w': shape must be a list of non-negative integers",
+    ),
+    "bad offsets": (
+        _file({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0]}}, bytes(8)),
+        r"tensor 'w': data_offsets must be \[begin, end\] integers",
+    ),
     "offsets reversed": (_file({"w": _entry(offsets=(8, 0))}, bytes(8)), r"tensor 'w': data_offsets begin 8 > end 0"),
-    "offsets past the end (truncated)": (_file({"w": _entry()}, bytes(6)),
-                                         r"tensor 'w': data_offsets end 8 is past the data buffer \(6 bytes; truncated"),
-    "shape disagrees with offsets": (_file({"w": _entry(shape=(3,))}, bytes(8)),
-                                     r"tensor 'w': shape \[3\] of F32 needs 12 bytes, data_offsets span 8"),
+    "offsets past the end (truncated)": (
+        _file({"w": _entry()}, bytes(6)),
+        r"tensor 'w': data_offsets end 8 is past the data buffer \(6 bytes; truncated",
+    ),
+    "shape disagrees with offsets": (
+        _file({"w": _entry(shape=(3,))}, bytes(8)),
+        r"tensor 'w': shape \[3\] of F32 needs 12 bytes, data_offsets span 8",
+    ),
     "overlap": (_file({"a": _entry(), "b": _entry(offsets=(4, 12))}, bytes(12)), r"tensor 'b' overlaps tensor 'a'"),
-    "hole": (_file({"a": _entry(), "b": _entry(offsets=(12, 20))}, bytes(20)), r"hole in the data buffer before tensor 'b' \(bytes 8\.\.12\)"),
+    "hole": (
+        _file({"a": _entry(), "b": _entry(offsets=(12, 20))}, bytes(20)),
+        r"hole in the data buffer before tensor 'b' \(bytes 8\.\.12\)",
+    ),
     "trailing bytes": (_file({"a": _entry()}, bytes(12)), r"data buffer has 12 bytes but the tensors cover 8"),
 }
 
@@ -159,6 +186,7 @@ def test_safetensors_rejects_a_truncated_download():
 # --------------------------------------------------------------------------
 # quantization of one tensor
 # --------------------------------------------------------------------------
+
 
 def _group_absmax(w, g):
     return np.abs(np.asarray(w, np.float64).reshape(w.shape[0], -1, g)).max(axis=-1)
@@ -198,6 +226,7 @@ def test_quantize_groups_keeps_float32_scales_when_float16_would_lose_them():
 # --------------------------------------------------------------------------
 # the quantized MiniLM
 # --------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def quantized():

@@ -1,6 +1,7 @@
 """The reader's work is never lost and the page's own Python never changes under it (issue 39), in CPython:
 the worker's side of restarts, links and the editor, and the guard around the reader's function. The
 bridge's side (the worker replaced, the model brought back) is in tests/test_browser_reader_work.py."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,8 +22,9 @@ def test_a_strangers_link_puts_its_code_in_the_editor_with_the_notice():
     assert permalink.CODE_NOTICE in reply["notice"]
 
 
-@pytest.mark.parametrize("options", [{"restart": True}, {"own_code": NO_SCALING}],
-                         ids=["after-a-restart", "the-readers-own-page-reloaded"])
+@pytest.mark.parametrize(
+    "options", [{"restart": True}, {"own_code": NO_SCALING}], ids=["after-a-restart", "the-readers-own-page-reloaded"]
+)
 def test_the_pages_own_link_never_calls_its_code_a_links_and_leaves_the_editor_alone(options):
     reply = worker.boot(link_with_code(NO_SCALING), "page", options)
     assert "attention-code" not in reply["values"], "the editor keeps what the reader typed"
@@ -64,8 +66,12 @@ def test_a_function_that_patches_the_pages_python_is_refused_and_the_patch_undon
     from attention_explorer import core
 
     softmax = core.softmax
-    patch = NO_SCALING.replace("import numpy as np\n", "import numpy as np\nimport attention_explorer.core\n"
-                               "attention_explorer.core.softmax = lambda x, *a, **k: x\nnp.exp = abs\n", 1)
+    patch = NO_SCALING.replace(
+        "import numpy as np\n",
+        "import numpy as np\nimport attention_explorer.core\n"
+        "attention_explorer.core.softmax = lambda x, *a, **k: x\nnp.exp = abs\n",
+        1,
+    )
     exp = custom_attention.np.exp
     worker.boot("")
     try:

@@ -1,5 +1,6 @@
 """The state behind the researcher's views: pinned queries, switched-off heads, a second sentence, picking a
 head of any layer; and the main heatmap's mean row for pinned queries. CPython, no browser."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,6 +21,7 @@ def apply(s, type_, **kw):
 
 
 # --------------------------------------------------------------------------- pinned queries
+
 
 def test_pinning_sets_toggles_and_validates():
     s = apply(DEFAULT, "set_pinned", value="3_1")
@@ -61,7 +63,9 @@ def test_the_heatmap_adds_the_mean_row_of_the_selected_queries():
         j = int(cell.attrs["data-mean-j"])
         expected = sum(w[i][j] for i in rows) / len(rows)
         assert float(cell.attrs["data-weight"]) == pytest.approx(expected, abs=1e-9)
-    assert {int(r.attrs["data-pinned-row"]) for r in root.find_all("rect", class_="pinned-outline")} == {1, 3} - {s.query}
+    assert {int(r.attrs["data-pinned-row"]) for r in root.find_all("rect", class_="pinned-outline")} == {1, 3} - {
+        s.query
+    }
     assert not root.find_all("rect", class_="mean-cell") or "mean of 3" in "".join(n.text for n in root.iter())
     # without pins: no mean row
     plain = parse(page.PANELS["attention-matrix"].render(DEFAULT, st.compute(DEFAULT)))
@@ -87,11 +91,15 @@ def test_token_chips_mark_pinned_tokens_and_offer_to_unpin():
 
 # --------------------------------------------------------------------------- switched-off heads
 
+
 def test_switching_a_head_off_changes_the_run_as_the_model_computes_it():
     s = apply(DEFAULT, "set_ablated", toggle="0")
     assert s.ablated == (0,)
     off, intact = st.compute(s), st.compute_intact(s)
-    direct = model.MODEL.forward(s.tokens, core.Settings(temperature=1.0, dk_scale=s.dk_scale, causal=False, activation=s.activation, ablated=((0, 0),)))
+    direct = model.MODEL.forward(
+        s.tokens,
+        core.Settings(temperature=1.0, dk_scale=s.dk_scale, causal=False, activation=s.activation, ablated=((0, 0),)),
+    )
     assert np.array_equal(off.trace.out, direct.layers[0].out)
     assert not np.allclose(off.trace.out, intact.trace.out)
     assert np.array_equal(off.trace.weights, intact.trace.weights)  # the head still looks; its output is dropped
@@ -126,6 +134,7 @@ def test_changing_the_model_switches_every_head_back_on():
 
 # --------------------------------------------------------------------------- picking a head of any layer
 
+
 def test_pick_head_selects_layer_and_head_at_once():
     with toy_model.registered():
         toy = dataclasses.replace(st.State(), model="toy")
@@ -138,8 +147,11 @@ def test_pick_head_selects_layer_and_head_at_once():
 
 # --------------------------------------------------------------------------- the second sentence
 
+
 def test_the_second_sentence_is_set_trimmed_and_run_with_the_same_knobs():
-    s = apply(apply(DEFAULT, "set_temperature", value="2"), "set_pair_text", value="  The cat sat because it was tired ")
+    s = apply(
+        apply(DEFAULT, "set_temperature", value="2"), "set_pair_text", value="  The cat sat because it was tired "
+    )
     assert s.pair_text == "The cat sat because it was tired"
     pair = st.compute_pair(s)
     assert pair.tokens == model.MODEL.tokenize(s.pair_text)
@@ -156,8 +168,11 @@ def test_a_second_sentence_the_model_cannot_read_is_refused_next_to_its_input():
 
 
 def test_a_link_restores_pins_switched_off_heads_and_the_pair():
-    s = apply(apply(apply(DEFAULT, "set_pinned", value="1_2"), "set_ablated", value="0_3"),
-              "set_pair_text", value="The cat sat because it was tired")
+    s = apply(
+        apply(apply(DEFAULT, "set_pinned", value="1_2"), "set_ablated", value="0_3"),
+        "set_pair_text",
+        value="The cat sat because it was tired",
+    )
     frag = permalink.encode(s)
     assert "p=1_2" in frag and "ab=0_3" in frag and "s2=" in frag
     assert permalink.decode(frag) == (s, [])
@@ -182,8 +197,11 @@ def test_the_worker_redraws_the_research_panels_it_is_shown():
 
 
 def test_research_panels_embed_and_their_captions_say_what_is_pinned_and_switched_off():
-    s = apply(apply(apply(DEFAULT, "set_pinned", value="1"), "set_ablated", value="0"),
-              "set_pair_text", value="The dog chased the cat because it was small")
+    s = apply(
+        apply(apply(DEFAULT, "set_pinned", value="1"), "set_ablated", value="0"),
+        "set_pair_text",
+        value="The dog chased the cat because it was small",
+    )
     for pid in ("head-grid", "aggregates", "ablation", "pair"):
         embed = page.render_embed(dataclasses.replace(s, panel=pid))["embed"]
         parse(embed)  # well-formed

@@ -8,6 +8,7 @@ phone) says a row may therefore not add up to exactly 100; so does every other p
 Expected labels are derived here from the weight's exact value (decimal.Decimal(w) or
 fractions.Fraction(w), both exact for a float), never from the code under test.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,11 +54,13 @@ def cell_values(svg_markup: str) -> list[str]:
 # --------------------------------------------------------------------------
 
 # one large score and n equal small ones (score 0): the small weights are 1 / (e^big + n) each
-EQUAL_ROWS = [(5.0, 8, "1"),    # 1 / (148.4 + 8) = 0.64 %: the default view's <s> row
-              (6.0, 8, "<1"),   # 1 / (403.4 + 8) = 0.24 %
-              (2.0, 8, "6"),    # 1 / (7.39 + 8) = 6.498 %
-              (0.0, 17, "6"),   # 18 equal weights: 1 / 18 = 5.56 %, the "large" one too
-              (0.0, 8, "11")]   # 9 equal weights: 11.1 % each; 9 x 11 = 99
+EQUAL_ROWS = [
+    (5.0, 8, "1"),  # 1 / (148.4 + 8) = 0.64 %: the default view's <s> row
+    (6.0, 8, "<1"),  # 1 / (403.4 + 8) = 0.24 %
+    (2.0, 8, "6"),  # 1 / (7.39 + 8) = 6.498 %
+    (0.0, 17, "6"),  # 18 equal weights: 1 / 18 = 5.56 %, the "large" one too
+    (0.0, 8, "11"),  # 9 equal weights: 11.1 % each; 9 x 11 = 99
+]
 
 
 @pytest.mark.parametrize("big,n,label", EQUAL_ROWS)
@@ -81,17 +84,17 @@ def test_the_issue_row_reads_one_everywhere_and_adds_up_to_more_than_100():
 
 # value -> label, each worked out by hand from the float's exact value (shown in the comment)
 HAND = [
-    (0.015, "1"),                      # 0.01499999999999999944…: 1.4999… %, although 100 * 0.015 == 1.5 in floats
-    (0.125, "13"),                     # exactly 12.5 %: half up
-    (0.285, "28"),                     # 0.28499999999999997557…
-    (0.005, "1"),                      # 0.005000000000000000104…: just over half a percent
+    (0.015, "1"),  # 0.01499999999999999944…: 1.4999… %, although 100 * 0.015 == 1.5 in floats
+    (0.125, "13"),  # exactly 12.5 %: half up
+    (0.285, "28"),  # 0.28499999999999997557…
+    (0.005, "1"),  # 0.005000000000000000104…: just over half a percent
     (math.nextafter(0.005, 0.0), "<1"),  # 0.004999999999999999, the float below: 100 * w + 0.5 == 1.0 in floats
-    (0.995, "99"),                     # 0.99499999999999999555…
+    (0.995, "99"),  # 0.99499999999999999555…
     (1.0, "100"),
     (0.5, "50"),
     (0.00639, "1"),
     (0.9488, "95"),
-    (float(np.float32(0.015)), "1"),   # 0.014999999664723873…
+    (float(np.float32(0.015)), "1"),  # 0.014999999664723873…
     (float(np.float32(0.125)), "13"),  # exactly 0.125
 ]
 
@@ -107,8 +110,13 @@ def test_labels_are_the_weight_rounded_half_up_at_every_half_percent():
     checked = 0
     for k in range(100):
         w0 = (2 * k + 1) / 200
-        for w in (w0, math.nextafter(w0, 0.0), math.nextafter(w0, 1.0),
-                  float(np.float32(w0)), float(np.nextafter(np.float32(w0), np.float32(0)))):
+        for w in (
+            w0,
+            math.nextafter(w0, 0.0),
+            math.nextafter(w0, 1.0),
+            float(np.float32(w0)),
+            float(np.nextafter(np.float32(w0), np.float32(0))),
+        ):
             assert percent_label(w) == by_decimal(w), repr(w)
             checked += 1
     for k in range(101):  # whole percentages
@@ -117,8 +125,22 @@ def test_labels_are_the_weight_rounded_half_up_at_every_half_percent():
     assert checked == 601
 
 
-@pytest.mark.parametrize("w", [5e-324, 1e-300, 1e-12, 1e-4, 0.001, 0.0049, 0.004999, math.nextafter(0.005, 0.0),
-                               float(np.float32(0.004)), np.float32(1e-30), np.float64(0.003)])
+@pytest.mark.parametrize(
+    "w",
+    [
+        5e-324,
+        1e-300,
+        1e-12,
+        1e-4,
+        0.001,
+        0.0049,
+        0.004999,
+        math.nextafter(0.005, 0.0),
+        float(np.float32(0.004)),
+        np.float32(1e-30),
+        np.float64(0.003),
+    ],
+)
 def test_a_weight_above_0_but_under_half_a_percent_reads_less_than_1(w):
     assert 0 < Fraction(float(w)) < Fraction(5, 1000)
     assert percent_label(w) == "<1"
@@ -166,12 +188,11 @@ def test_random_softmax_rows_every_label_is_within_half_a_point_of_its_weight():
 # the heatmap: cells, mean row, legend
 # --------------------------------------------------------------------------
 
+
 def test_the_heatmap_cells_read_the_honest_labels():
     """A handmade matrix with an exact 0, a tiny weight, a half and equal weights; the causal mask's
     cells carry no label."""
-    weights = np.array([[1.0, 0.0, 0.0],
-                        [0.996, 0.004, 0.0],
-                        [0.125, 0.125, 0.75]])
+    weights = np.array([[1.0, 0.0, 0.0], [0.996, 0.004, 0.0], [0.125, 0.125, 0.75]])
     mask = np.tril(np.ones((3, 3), dtype=bool))
     mask[1, 2] = True  # allowed but exactly 0: reads "0"
     svg = am.attention_matrix_svg(["a", "b", "c"], weights, mask, 0, "Test")
@@ -223,7 +244,7 @@ def test_the_table_caption_says_its_numbers_are_rounded():
 
 
 def test_no_view_writes_a_small_weights_label_as_markup():
-    """"<1" is text: every view escapes it (routing, why, aggregates wrote labels raw once). At T = 0.8 the
+    """ "<1" is text: every view escapes it (routing, why, aggregates wrote labels raw once). At T = 0.8 the
     default sentence has many weights under 0.5 %, in every panel that prints percentages."""
     import re
 

@@ -5,6 +5,7 @@ from fields.FIELDS; views import no model module and draw whatever model they ar
 handed (checked with a second, very different toy model); switching model or layer
 keeps the state valid and recomputes only what it must.
 """
+
 from __future__ import annotations
 
 import ast
@@ -43,11 +44,15 @@ def _imports(path: Path) -> set[str]:
 
 # --------------------------------------------------------------------------- boundaries
 
+
 def test_no_view_imports_a_model_module():
     """Views draw from (state, description, run): a new model must not need a view to know it."""
     for path in sorted((PKG / "views").glob("*.py")):
-        bad = {m for m in _imports(path) if m.startswith("attention_explorer.model")
-               or m in ("attention_explorer.state", "attention_explorer.page")}
+        bad = {
+            m
+            for m in _imports(path)
+            if m.startswith("attention_explorer.model") or m in ("attention_explorer.state", "attention_explorer.page")
+        }
         assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
@@ -58,14 +63,18 @@ def test_fields_imports_nothing_from_the_package():
 
 def test_state_does_not_import_the_page():
     """The old import circle (state -> page -> views -> state) is gone."""
-    code = ("import sys; import attention_explorer.state, attention_explorer.permalink; "
-            "print('attention_explorer.page' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(PKG.parent)})
+    code = (
+        "import sys; import attention_explorer.state, attention_explorer.permalink; "
+        "print('attention_explorer.page' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONPATH": str(PKG.parent)}
+    )
     assert out.stdout.strip() == "False"
 
 
 # --------------------------------------------------------------------------- one declaration per field
+
 
 def test_state_permalink_and_form_derive_from_the_field_declarations():
     names = [f.name for f in fields.FIELDS]
@@ -100,12 +109,15 @@ def test_number_fields_clamp_to_their_declared_limits():
 
 # --------------------------------------------------------------------------- the model interface
 
+
 def test_the_designed_model_behind_the_interface_is_the_designed_model():
     """Same tokens, same trace as calling the designed model's own forward pass."""
     m = models.get("designed")
     toks = m.tokenize("The dog chased the cat because it was hungry")
     run = m.forward(toks, core.Settings(temperature=0.7, dk_scale=5.0, causal=True, activation="relu"))
-    emb, trace = designed.forward(list(toks), core.Settings(temperature=0.7, dk_scale=5.0, causal=True, activation="relu"))
+    emb, trace = designed.forward(
+        list(toks), core.Settings(temperature=0.7, dk_scale=5.0, causal=True, activation="relu")
+    )
     assert run.tokens == toks and len(run.layers) == 1
     assert toks[0] == "<s>" and run.special == (0,), "the start token leads and is marked special"
     assert np.array_equal(run.embedding.x, emb.x)
@@ -118,7 +130,10 @@ def test_descriptions_are_consistent_with_the_runs():
     with toy_model.registered():
         for model_id, model in models.MODELS.items():
             d = model.description
-            run = model.forward(model.tokenize(d.default_text), core.Settings(temperature=1.0, dk_scale=d.true_dk_scale, causal=False, activation=d.activations[0]))
+            run = model.forward(
+                model.tokenize(d.default_text),
+                core.Settings(temperature=1.0, dk_scale=d.true_dk_scale, causal=False, activation=d.activations[0]),
+            )
             assert len(run.layers) == d.n_layers
             for layer, trace in enumerate(run.layers):
                 assert trace.n_heads == len(d.heads[layer]) and trace.d_head == d.d_k, model_id
@@ -132,13 +147,16 @@ def test_descriptions_are_consistent_with_the_runs():
 
 
 def test_run_arrays_are_read_only():
-    run = models.get("designed").forward(("<s>", "a", "cat"), core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu"))
+    run = models.get("designed").forward(
+        ("<s>", "a", "cat"), core.Settings(temperature=1.0, dk_scale=8.0, causal=False, activation="gelu")
+    )
     for arr in (run.embedding.token, run.embedding.position, run.embedding.x, run.layers[0].weights):
         with pytest.raises(ValueError):
             arr[0, 0] = 1.0
 
 
 # --------------------------------------------------------------------------- a second model, end to end
+
 
 @pytest.fixture
 def toy():
@@ -179,7 +197,7 @@ def test_every_panel_draws_the_toy_model_on_every_layer(toy):
             s2 = dataclasses.replace(s, layer=layer, head=head)
             panels = page.render_panels(s2)
             assert set(panels) == set(page.PANELS)
-            svg, = parse(panels["attention-matrix"]).find_all("svg", data_view="attention-matrix")
+            (svg,) = parse(panels["attention-matrix"]).find_all("svg", data_view="attention-matrix")
             weights = st.compute(s2).run.layers[layer].weights[head]
             cells = svg.find_all("rect", data_weight=True)
             assert cells, "the heatmap has cells"
@@ -190,8 +208,9 @@ def test_every_panel_draws_the_toy_model_on_every_layer(toy):
 
 
 def test_permalinks_carry_the_model_and_the_layer(toy):
-    s = dataclasses.replace(st.State(), model="toy", layer=1, head=2, dk_scale=float(np.sqrt(8)),
-                            text="the toy sees", query=3)
+    s = dataclasses.replace(
+        st.State(), model="toy", layer=1, head=2, dk_scale=float(np.sqrt(8)), text="the toy sees", query=3
+    )
     frag = permalink.encode(s)
     assert "m=toy" in frag and "l=1" in frag
     assert permalink.decode(frag) == (s, [])
@@ -204,8 +223,9 @@ def test_permalinks_carry_the_model_and_the_layer(toy):
 
 
 def test_exports_name_the_model_and_layer(toy):
-    from attention_explorer import exports
     import json
+
+    from attention_explorer import exports
 
     s = dataclasses.replace(st.apply_event(st.State(), {"type": "set_model", "value": "toy"}), layer=1)
     doc = json.loads(exports.weights_json(s, st.compute(s)))
@@ -215,7 +235,8 @@ def test_exports_name_the_model_and_layer(toy):
     assert doc["tokens"][0] == toy_model.SPECIAL
 
 
-# --------------------------------------------------------------------------- special tokens and preset notes in the views
+# ------------------------------------------------------------- special tokens and preset notes in the views
+
 
 def chips_of(state):
     from attention_explorer.views import controls

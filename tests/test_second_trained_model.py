@@ -7,6 +7,7 @@ does with a trained model is done with it, none of which names it: its numbers a
 written out here from the same (quantized) weights, every panel, the model picker, a permalink,
 the comparison card and the sentence pairs.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,27 +29,56 @@ VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, "##s"]
 EPS = 1e-12
 
 SPEC = TrainedSpec(
-    id="tiny", name="tiny-bert", about="A tiny BERT with random weights, made by a test.",
-    source="tests/test_second_trained_model.py", pins="(none)", card="tiny-bert-README.md",
-    n_layers=N_LAYERS, n_heads=N_HEADS, d_model=D, d_ff=D_FF, download_mb=0,
-    presets=(preset("cat", "The cat", "The cat sat down because it was tired.", "where 'it' looks.", "it",
-                    layer=1, head=1),
-             preset("dog", "The dog", "The dog ran home.", "where 'dog' looks.", "dog")),
-    pairs=(pair("cats", "One or many", "the cat sat down", "the cats sat down", "sat", ("", ""), (),
-                "the query's row in both.", layer=1),))
+    id="tiny",
+    name="tiny-bert",
+    about="A tiny BERT with random weights, made by a test.",
+    source="tests/test_second_trained_model.py",
+    pins="(none)",
+    card="tiny-bert-README.md",
+    n_layers=N_LAYERS,
+    n_heads=N_HEADS,
+    d_model=D,
+    d_ff=D_FF,
+    download_mb=0,
+    presets=(
+        preset("cat", "The cat", "The cat sat down because it was tired.", "where 'it' looks.", "it", layer=1, head=1),
+        preset("dog", "The dog", "The dog ran home.", "where 'dog' looks.", "dog"),
+    ),
+    pairs=(
+        pair(
+            "cats",
+            "One or many",
+            "the cat sat down",
+            "the cats sat down",
+            "sat",
+            ("", ""),
+            (),
+            "the query's row in both.",
+            layer=1,
+        ),
+    ),
+)
 
 
 def random_tensors(seed=0) -> dict:
     rng = np.random.default_rng(seed)
-    t = {"embeddings.word_embeddings.weight": rng.normal(0, 1, (len(VOCAB), D)),
-         "embeddings.position_embeddings.weight": rng.normal(0, 0.5, (POSITIONS, D)),
-         "embeddings.token_type_embeddings.weight": rng.normal(0, 0.1, (2, D)),
-         "embeddings.LayerNorm.weight": rng.uniform(0.5, 1.5, D), "embeddings.LayerNorm.bias": rng.normal(0, 0.1, D)}
+    t = {
+        "embeddings.word_embeddings.weight": rng.normal(0, 1, (len(VOCAB), D)),
+        "embeddings.position_embeddings.weight": rng.normal(0, 0.5, (POSITIONS, D)),
+        "embeddings.token_type_embeddings.weight": rng.normal(0, 0.1, (2, D)),
+        "embeddings.LayerNorm.weight": rng.uniform(0.5, 1.5, D),
+        "embeddings.LayerNorm.bias": rng.normal(0, 0.1, D),
+    }
     for i in range(N_LAYERS):
         L = f"encoder.layer.{i}."
-        for name, (d_out, d_in) in {"attention.self.query": (D, D), "attention.self.key": (D, D),
-                                    "attention.self.value": (D, D), "attention.output.dense": (D, D),
-                                    "intermediate.dense": (D_FF, D), "output.dense": (D, D_FF)}.items():
+        for name, (d_out, d_in) in {
+            "attention.self.query": (D, D),
+            "attention.self.key": (D, D),
+            "attention.self.value": (D, D),
+            "attention.output.dense": (D, D),
+            "intermediate.dense": (D_FF, D),
+            "output.dense": (D, D_FF),
+        }.items():
             t[L + name + ".weight"] = rng.normal(0, 1 / math.sqrt(d_in), (d_out, d_in))  # nn.Linear: [out, in]
             t[L + name + ".bias"] = rng.normal(0, 0.1, d_out)
         for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
@@ -57,9 +87,16 @@ def random_tensors(seed=0) -> dict:
     return {k: v.astype(np.float32) for k, v in t.items()}
 
 
-CONFIG = {"hidden_size": D, "num_attention_heads": N_HEADS, "num_hidden_layers": N_LAYERS,
-          "intermediate_size": D_FF, "vocab_size": len(VOCAB), "layer_norm_eps": EPS, "hidden_act": "gelu",
-          "position_embedding_type": "absolute"}
+CONFIG = {
+    "hidden_size": D,
+    "num_attention_heads": N_HEADS,
+    "num_hidden_layers": N_LAYERS,
+    "intermediate_size": D_FF,
+    "vocab_size": len(VOCAB),
+    "layer_norm_eps": EPS,
+    "hidden_act": "gelu",
+    "position_embedding_type": "absolute",
+}
 
 
 @pytest.fixture(scope="module")
@@ -97,9 +134,13 @@ def reference(t, ids, temperature=1.0, causal=False):
     """BERT's forward pass written out (float64): [per layer: weights [h, n, n]], last hidden [n, d]."""
     t = {k: np.asarray(v, np.float64) for k, v in t.items()}
     n = len(ids)
-    x = _ln(t["embeddings.word_embeddings.weight"][ids] + t["embeddings.position_embeddings.weight"][:n]
-            + t["embeddings.token_type_embeddings.weight"][0], t["embeddings.LayerNorm.weight"],
-            t["embeddings.LayerNorm.bias"])
+    x = _ln(
+        t["embeddings.word_embeddings.weight"][ids]
+        + t["embeddings.position_embeddings.weight"][:n]
+        + t["embeddings.token_type_embeddings.weight"][0],
+        t["embeddings.LayerNorm.weight"],
+        t["embeddings.LayerNorm.bias"],
+    )
     d_head, out = D // N_HEADS, []
     for i in range(N_LAYERS):
         L = f"encoder.layer.{i}."
@@ -114,8 +155,11 @@ def reference(t, ids, temperature=1.0, causal=False):
             w /= w.sum(-1, keepdims=True)
             heads.append(w)
             z.append(w @ v[:, s])
-        h1 = _ln(x + _lin(t, L + "attention.output.dense", np.concatenate(z, -1)),
-                 t[L + "attention.output.LayerNorm.weight"], t[L + "attention.output.LayerNorm.bias"])
+        h1 = _ln(
+            x + _lin(t, L + "attention.output.dense", np.concatenate(z, -1)),
+            t[L + "attention.output.LayerNorm.weight"],
+            t[L + "attention.output.LayerNorm.bias"],
+        )
         pre = _lin(t, L + "intermediate.dense", h1)
         act = 0.5 * pre * (1 + np.vectorize(math.erf)(pre / math.sqrt(2)))
         x = _ln(h1 + _lin(t, L + "output.dense", act), t[L + "output.LayerNorm.weight"], t[L + "output.LayerNorm.bias"])
@@ -154,8 +198,9 @@ def test_its_numbers_are_berts_written_out(tiny):
     for layer, (trace, want) in enumerate(zip(run.layers, want_weights)):
         np.testing.assert_allclose(trace.weights, want, atol=2e-5, err_msg=f"layer {layer}")
     np.testing.assert_allclose(run.layers[-1].out, want_out, atol=2e-4)
-    assert st.settings(s) == core.Settings(temperature=0.7, dk_scale=math.sqrt(D // N_HEADS), causal=True,
-                                           activation="gelu")
+    assert st.settings(s) == core.Settings(
+        temperature=0.7, dk_scale=math.sqrt(D // N_HEADS), causal=True, activation="gelu"
+    )
 
 
 def test_every_panel_draws_it_and_the_picker_lists_it(tiny):
@@ -206,4 +251,6 @@ def test_weights_of_other_sizes_than_the_spec_are_refused():
 
     weights = bert.load_weights(random_tensors(), CONFIG)
     with pytest.raises(ValueError, match="spec says"):
-        TrainedModel(dataclasses.replace(SPEC, n_heads=4)).install_weights(weights, WordPiece.from_text("\n".join(VOCAB)))
+        TrainedModel(dataclasses.replace(SPEC, n_heads=4)).install_weights(
+            weights, WordPiece.from_text("\n".join(VOCAB))
+        )

@@ -9,6 +9,7 @@ Checked on every preset and on typed sentences that are not presets: varied, rea
 starting with a name (the old sink was the first word, so "Sarah saw..." made everything seem to
 attend to Sarah), some questions, some long.
 """
+
 import pytest
 
 from attention_explorer import core
@@ -47,11 +48,17 @@ SENTENCES = [p.text for p in model.PRESETS] + TYPED
 def worst_sink(text: str, causal: bool):
     """(share of rows, head, word) for the ordinary word that takes >= 50 % from the most rows."""
     toks = model.MODEL.tokenize(text)
-    run = model.MODEL.forward(toks, core.Settings(temperature=1.0, dk_scale=model.DESCRIPTION.true_dk_scale, causal=causal, activation="gelu"))
+    run = model.MODEL.forward(
+        toks, core.Settings(temperature=1.0, dk_scale=model.DESCRIPTION.true_dk_scale, causal=causal, activation="gelu")
+    )
     weights = run.layers[0].weights  # [heads, n, n]
     n = len(toks)
-    return max((float((weights[h, :, j] >= 0.5).sum()) / n, h, toks[j])
-               for h in range(weights.shape[0]) for j in range(n) if j not in run.special)
+    return max(
+        (float((weights[h, :, j] >= 0.5).sum()) / n, h, toks[j])
+        for h in range(weights.shape[0])
+        for j in range(n)
+        if j not in run.special
+    )
 
 
 def test_the_typed_sentences_are_not_presets_and_are_enough():
@@ -66,8 +73,7 @@ def test_the_typed_sentences_are_not_presets_and_are_enough():
 @pytest.mark.parametrize("text", SENTENCES, ids=[t[:32] for t in SENTENCES])
 def test_no_ordinary_word_takes_half_the_attention_from_more_than_half_the_rows(text, causal):
     share, head, word = worst_sink(text, causal)
-    assert share <= 0.5, (f"head {head + 1}: {word!r} takes >= 50 % of the attention from "
-                          f"{share:.0%} of the rows")
+    assert share <= 0.5, f"head {head + 1}: {word!r} takes >= 50 % of the attention from {share:.0%} of the rows"
 
 
 @pytest.mark.parametrize("text", SENTENCES, ids=[t[:32] for t in SENTENCES])

@@ -6,6 +6,7 @@ the sources with this Python's own unchecked hash-based bytecode beside them (th
 3.12's, made by the pinned Pyodide: tests/test_build_bytecode.py checks that one's layout, and
 tests/test_browser_skeleton.py that the browser imports it without compiling).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,7 +17,7 @@ from importlib._bootstrap_external import _code_to_hash_pyc
 
 import build
 
-PROBE = r'''
+PROBE = r"""
 import asyncio, json, os, sys, traceback
 sys.path.insert(0, sys.argv[1])
 from attention_explorer import models, page, worker  # the page's start-up imports
@@ -29,17 +30,17 @@ except KeyError:
     out["traceback"] = traceback.format_exc()
 
 
-async def fake_fetch(url):  # the trained model's module, as the page would serve it
+async def fake_fetch(url, fetched):  # the trained model's module, as the page would serve it
     out["fetched"] = url
     return b"ANSWER = 42\n"
 
 worker._fetch_bytes = fake_fetch
 os.chdir(sys.argv[2])
-asyncio.run(worker._fetch_module("https://example.test/site/", "attention_explorer/models/extra_probe.py"))
+asyncio.run(worker._fetch_module("https://example.test/site/", "attention_explorer/models/extra_probe.py", None))
 from attention_explorer.models import extra_probe
 out["extra"] = [extra_probe.ANSWER, extra_probe.__file__]
 print(json.dumps(out))
-'''
+"""
 
 
 def _own_bytecode(rel: str) -> tuple[str, bytes]:
@@ -55,8 +56,9 @@ def test_the_start_up_modules_import_from_the_zip_as_bytecode_with_their_source_
     work = tmp_path / "worker-folder"
     work.mkdir()
     # -I: no current folder, no PYTHON* variables; site-packages (NumPy) stay
-    run = subprocess.run([sys.executable, "-I", "-c", PROBE, str(bundle), str(work)],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-I", "-c", PROBE, str(bundle), str(work)], capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
     for name, path in out["files"].items():  # from the zip, and from the .pyc: nothing compiled
@@ -76,8 +78,10 @@ def test_a_module_whose_bytecode_is_not_this_pythons_is_imported_from_its_source
     foreign = bytes([pyc[0] ^ 0xFF]) + pyc[1:]  # another magic number
     bundle = tmp_path / "startup.zip"
     bundle.write_bytes(build.startup_bundle(["attention_explorer/__init__.py", rel], {rel: (path, foreign)}))
-    probe = ("import sys, json; sys.path.insert(0, sys.argv[1]); from attention_explorer import tokens; "
-             "print(json.dumps([tokens.__file__, tokens.tokenize('The cat sat')]))")
+    probe = (
+        "import sys, json; sys.path.insert(0, sys.argv[1]); from attention_explorer import tokens; "
+        "print(json.dumps([tokens.__file__, tokens.tokenize('The cat sat')]))"
+    )
     run = subprocess.run([sys.executable, "-I", "-c", probe, str(bundle)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr[-3000:]
     file, toks = json.loads(run.stdout)

@@ -1,4 +1,5 @@
 """The UI state's transitions and the worker's dispatch contract, in CPython (no browser)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -6,8 +7,8 @@ import math
 
 import pytest
 
-from attention_explorer.models import designed as model
 from attention_explorer import page, state as st, worker
+from attention_explorer.models import designed as model
 from attention_explorer.tokens import MAX_TOKENS
 from markup_tree import parse
 
@@ -20,34 +21,40 @@ def test_default_state_is_the_default_sentence_with_the_pronoun_as_query():
     assert s.temperature == 1.0
 
 
-@pytest.mark.parametrize("event, field, expected", [
-    ({"type": "set_temperature", "value": "2.5"}, "temperature", 2.5),
-    ({"type": "set_temperature", "value": "99"}, "temperature", st.TEMPERATURE_RANGE[1]),
-    ({"type": "set_temperature", "value": "0"}, "temperature", st.TEMPERATURE_RANGE[0]),
-    ({"type": "set_dk_scale", "value": "3"}, "dk_scale", 3.0),
-    ({"type": "set_head", "value": "3"}, "head", 3),
-    ({"type": "set_query", "index": "2"}, "query", 2),
-    ({"type": "set_causal", "value": True}, "causal", True),
-    ({"type": "set_activation", "value": "swiglu"}, "activation", "swiglu"),
-    ({"type": "set_stage", "value": "4"}, "stage", 4),
-    ({"type": "set_routing_all", "value": True}, "routing_all_heads", True),
-    ({"type": "set_demo_dk", "value": "256"}, "demo_dk", 256),
-])
+@pytest.mark.parametrize(
+    "event, field, expected",
+    [
+        ({"type": "set_temperature", "value": "2.5"}, "temperature", 2.5),
+        ({"type": "set_temperature", "value": "99"}, "temperature", st.TEMPERATURE_RANGE[1]),
+        ({"type": "set_temperature", "value": "0"}, "temperature", st.TEMPERATURE_RANGE[0]),
+        ({"type": "set_dk_scale", "value": "3"}, "dk_scale", 3.0),
+        ({"type": "set_head", "value": "3"}, "head", 3),
+        ({"type": "set_query", "index": "2"}, "query", 2),
+        ({"type": "set_causal", "value": True}, "causal", True),
+        ({"type": "set_activation", "value": "swiglu"}, "activation", "swiglu"),
+        ({"type": "set_stage", "value": "4"}, "stage", 4),
+        ({"type": "set_routing_all", "value": True}, "routing_all_heads", True),
+        ({"type": "set_demo_dk", "value": "256"}, "demo_dk", 256),
+    ],
+)
 def test_each_event_sets_its_field(event, field, expected):
     assert getattr(st.apply_event(st.State(), event), field) == expected
 
 
-@pytest.mark.parametrize("event, field", [
-    ({"type": "set_temperature", "value": "warm"}, "temperature"),
-    ({"type": "set_temperature", "value": "nan"}, "temperature"),
-    ({"type": "set_head", "value": "9"}, "head"),
-    ({"type": "set_query", "index": "-1"}, "query"),
-    ({"type": "set_activation", "value": "tanh"}, "activation"),
-    ({"type": "preset", "value": "no-such-preset"}, "preset"),
-    ({"type": "set_text", "value": ""}, "tokens"),
-    ({"type": "set_text", "value": " ".join(["word"] * (MAX_TOKENS + 1))}, "tokens"),
-    ({"type": "bogus"}, "event"),
-])
+@pytest.mark.parametrize(
+    "event, field",
+    [
+        ({"type": "set_temperature", "value": "warm"}, "temperature"),
+        ({"type": "set_temperature", "value": "nan"}, "temperature"),
+        ({"type": "set_head", "value": "9"}, "head"),
+        ({"type": "set_query", "index": "-1"}, "query"),
+        ({"type": "set_activation", "value": "tanh"}, "activation"),
+        ({"type": "preset", "value": "no-such-preset"}, "preset"),
+        ({"type": "set_text", "value": ""}, "tokens"),
+        ({"type": "set_text", "value": " ".join(["word"] * (MAX_TOKENS + 1))}, "tokens"),
+        ({"type": "bogus"}, "event"),
+    ],
+)
 def test_bad_events_raise_a_message_for_the_right_field(event, field):
     with pytest.raises(st.InputError) as err:
         st.apply_event(st.State(), event)
@@ -61,6 +68,7 @@ def test_new_text_keeps_the_query_inside_the_sentence():
 
 
 # --------------------------------------------------------------------------- the query follows its word
+
 
 def retype(s, text):
     return st.apply_event(s, {"type": "set_text", "value": text})
@@ -165,10 +173,10 @@ def test_worker_boot_redraws_only_what_the_link_changes_from_the_prerendered_pag
 def test_prerendered_page_equals_what_the_worker_would_draw():
     """build.py writes the same markup for the default state as the worker renders at start-up
     (before any download: the test process has the trained model installed, a reader's page not)."""
+    import json
+
     import build
     from attention_explorer import models
-
-    import json
 
     html = build.render_page()
     deferred = json.loads(build.render_prerendered())  # the panels below the first screen
@@ -207,13 +215,16 @@ def test_warm_up_rehearses_slider_moves_without_changing_anything_the_page_sees(
     before = _worker_snapshot()
     rehearsed = []
     real_patches = page.render_patches
-    monkeypatch.setattr(page, "render_patches", lambda s, only: rehearsed.append((s, set(only))) or real_patches(s, only))
+    monkeypatch.setattr(
+        page, "render_patches", lambda s, only: rehearsed.append((s, set(only))) or real_patches(s, only)
+    )
     handed_back = worker.warm_up()
     assert _worker_snapshot() == before
     assert len(rehearsed) == len(page.REHEARSAL_MOVES), "CPython rehearses every move well within the time limit"
     assert all(only_ == {"attention-matrix"} for _, only_ in rehearsed), "a move patches the heatmap on screen"
-    assert {(s.temperature, s.dk_scale) for s, _ in rehearsed} == {
-        (t, 8.0 * k) for t, k in page.REHEARSAL_MOVES}, "the moves are slider positions around the state's"
+    assert {(s.temperature, s.dk_scale) for s, _ in rehearsed} == {(t, 8.0 * k) for t, k in page.REHEARSAL_MOVES}, (
+        "the moves are slider positions around the state's"
+    )
     assert all(dataclasses.replace(s, temperature=1.5, dk_scale=8.0) == before[0] for s, _ in rehearsed)
     # the last move's patches go back to the bridge, which rehearses applying them off the page
     last_move = rehearsed[-1][0]
@@ -243,7 +254,9 @@ def test_before_the_bridge_reports_the_screen_a_rehearsal_draws_the_workspace_on
     limit let one move through. It draws the workspace: the first screen and the affinity bars."""
     drawn = set()
     real_panels, real_patches = page.render_panels, page.render_patches
-    monkeypatch.setattr(page, "render_panels", lambda s, only=None, live=False: drawn.update(only) or real_panels(s, only, live=live))
+    monkeypatch.setattr(
+        page, "render_panels", lambda s, only=None, live=False: drawn.update(only) or real_panels(s, only, live=live)
+    )
     monkeypatch.setattr(page, "render_patches", lambda s, only: drawn.update(only) or real_patches(s, only))
     page.rehearse(st.State(), None)
     assert {"attention-matrix", "affinity", "query-why"} <= drawn
@@ -287,8 +300,13 @@ def test_worker_gives_the_tips_a_live_redraw_left_out():
     assert cell.startswith(f"A[{s.query},2]: query “{c.tokens[s.query]}” ({s.query}) → key “{c.tokens[2]}” (2)")
     dim = worker.tip({"panel": "layernorm", "i": "0", "j": "6", "block": "ln2"})
     assert dim.startswith("dimension 6") and "h + FFN(h)" in dim
-    for ref in ({"panel": "layernorm", "j": "6", "block": "nope"}, {"panel": "layernorm", "j": "x", "block": "ln1"},
-                {"panel": "attention-matrix", "i": "99", "j": "0"}, {"panel": "ffn", "i": "0", "j": "0"}, {}):
+    for ref in (
+        {"panel": "layernorm", "j": "6", "block": "nope"},
+        {"panel": "layernorm", "j": "x", "block": "ln1"},
+        {"panel": "attention-matrix", "i": "99", "j": "0"},
+        {"panel": "ffn", "i": "0", "j": "0"},
+        {},
+    ):
         assert worker.tip(ref) == ""
 
 

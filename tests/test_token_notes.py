@@ -3,13 +3,13 @@
 The trained model: word pieces (##), [UNK], lowercasing and dropped accents, each said only when the
 sentence shows it. The designed model: words its English lexicon lacks are marked and named as guesses.
 """
+
 from __future__ import annotations
 
 import pytest
 
-from markup_tree import parse
-
 from attention_explorer import page, state as st
+from markup_tree import parse
 
 
 def chips_panel(model: str, text: str):

@@ -3,6 +3,7 @@
 Expectations are worked out here from the trace's raw scores q·k (independent of the softmax, the
 temperature and the scale the page applied) with a softmax written out, never copied from tour.py.
 """
+
 from __future__ import annotations
 
 import re
@@ -10,10 +11,9 @@ import re
 import numpy as np
 import pytest
 
-from markup_tree import parse
-
 from attention_explorer import fields, page, permalink, state as st, tour, worker
 from attention_explorer.views.markup import percent_label
+from markup_tree import parse
 
 STEP_IDS = list(range(len(tour.STEPS)))
 ASKING = [i for i in STEP_IDS if tour.STEPS[i].ask is not None]
@@ -181,7 +181,9 @@ def test_the_worker_brings_each_steps_panel_into_view_and_redraws_the_card():
 
 def test_the_card_is_redrawn_in_a_tour_and_left_alone_without_one():
     without = st.State()
-    assert "tour" not in page.panels_to_redraw(without, st.apply_event(without, {"type": "set_temperature", "value": "2"}))
+    assert "tour" not in page.panels_to_redraw(
+        without, st.apply_event(without, {"type": "set_temperature", "value": "2"})
+    )
     s = at_step(3)
     assert "tour" in page.panels_to_redraw(s, st.apply_event(s, {"type": "set_temperature", "value": "2"}))
     assert "tour" in page.panels_to_redraw(without, s) and "tour" in page.panels_to_redraw(s, without)

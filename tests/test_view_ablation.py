@@ -9,6 +9,7 @@ the selected head; no empty chart when nothing is off; reader text never becomes
 Expected numbers are computed here with plain Python loops over the two runs' traces (the intact run
 and the run with heads off), never with the view's own helpers.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,12 +18,12 @@ import math
 import pytest
 
 import toy_model
-from markup_tree import parse
 from attention_explorer import page, state as st
 from attention_explorer.models import designed
 from attention_explorer.views import ablation
+from markup_tree import parse
 
-HOSTILE = '<b>&"\''
+HOSTILE = "<b>&\"'"
 
 
 def render(s):
@@ -40,6 +41,7 @@ def toggles(root):
 
 
 # --------------------------------------------------------------------------- the switches
+
 
 def test_designed_toggles_carry_flat_indices_and_say_which_heads_are_off():
     s = dataclasses.replace(st.State(), ablated=(0, 2))
@@ -73,8 +75,9 @@ def test_toy_toggles_switch_off_exactly_the_head_they_are_labelled_with():
             assert b.attrs["aria-label"].startswith(f"Layer {layer + 1}, head {head + 1}:")
             after = st.apply_event(s, {"type": b.attrs["data-event"], "toggle": b.attrs["data-toggle"]})
             heads_on = [t.head_on.tolist() for t in st.compute(after).run.layers]
-            assert heads_on == [[not (l == layer and h == head) for h in range(toy_model.N_HEADS)]
-                                for l in range(toy_model.N_LAYERS)]
+            assert heads_on == [
+                [not (l == layer and h == head) for h in range(toy_model.N_HEADS)] for l in range(toy_model.N_LAYERS)
+            ]
             _, _, _, again = render(after)
             pressed = [x.attrs["aria-pressed"] for x in toggles(again)]
             assert pressed == ["true" if i == k else "false" for i in range(len(expected))]
@@ -96,6 +99,7 @@ def test_nothing_off_draws_no_chart_and_says_what_to_do():
 
 
 # --------------------------------------------------------------------------- change per token
+
 
 def _relative_changes(off_out, on_out):
     """Per token: ‖off − on‖ / ‖on‖ over d_model, by loops over plain floats."""
@@ -143,6 +147,7 @@ def test_switching_off_coreference_changes_it_most_in_the_designed_model():
 
 
 # --------------------------------------------------------------------------- what "it" lost
+
 
 def test_switching_off_coreference_shows_it_losing_its_nouns_features():
     """Default sentence, query 'it', Coreference head off: the dims it lost are exactly the features the
@@ -192,6 +197,7 @@ def test_one_layer_draws_no_attention_difference_and_says_why():
 
 # --------------------------------------------------------------------------- attention difference
 
+
 @pytest.mark.parametrize("ablated,head", [((1,), 2), ((0, 2), 0), ((1,), 1)])
 def test_the_difference_heatmap_is_a_off_minus_a_on_of_the_selected_head(ablated, head):
     with toy_model.registered():
@@ -209,8 +215,9 @@ def test_the_difference_heatmap_is_a_off_minus_a_on_of_the_selected_head(ablated
         assert svg.attrs["role"] == "img" and svg.attrs["aria-label"]
         assert (svg.attrs["data-layer"], svg.attrs["data-head"]) == ("1", str(head))
         cells = svg.find_all("rect", data_delta=True)
-        assert sorted((int(r.attrs["data-i"]), int(r.attrs["data-j"])) for r in cells) == \
-            [(i, j) for i in range(n) for j in range(n)]
+        assert sorted((int(r.attrs["data-i"]), int(r.attrs["data-j"])) for r in cells) == [
+            (i, j) for i in range(n) for j in range(n)
+        ]
         biggest = 0.0
         for r in cells:
             i, j = int(r.attrs["data-i"]), int(r.attrs["data-j"])
@@ -229,8 +236,9 @@ def test_no_earlier_switched_off_head_means_a_note_and_a_later_layer_to_choose()
         _, _, _, root = render(s)
         assert not root.find_all("svg", data_view="ablation-diff")
         text = words(root)
-        assert ("the attention of layer 1 is only changed by heads switched off in earlier layers: choose a "
-                "later layer") in text.lower()
+        assert (
+            "the attention of layer 1 is only changed by heads switched off in earlier layers: choose a later layer"
+        ) in text.lower()
         picks = root.find_all("button", data_event="set_layer")
         assert [b.attrs["data-value"] for b in picks] == ["1"]
         assert st.apply_event(s, {"type": "set_layer", "value": picks[0].attrs["data-value"]}).layer == 1
@@ -243,17 +251,21 @@ def test_no_earlier_switched_off_head_means_a_note_and_a_later_layer_to_choose()
 
 # --------------------------------------------------------------------------- markup, escaping, the trained model
 
+
 def test_reader_and_model_text_is_escaped():
     """A token and a head name of <b>&"' come out as text, never as markup, everywhere they appear."""
-    hostile_heads = tuple(tuple(dataclasses.replace(info, name=HOSTILE + info.name) for info in layer)
-                          for layer in toy_model.DESCRIPTION.heads)
+    hostile_heads = tuple(
+        tuple(dataclasses.replace(info, name=HOSTILE + info.name) for info in layer)
+        for layer in toy_model.DESCRIPTION.heads
+    )
     hostile_dims = (HOSTILE,) + toy_model.DESCRIPTION.dim_names[1:]
     desc = dataclasses.replace(toy_model.DESCRIPTION, heads=hostile_heads, dim_names=hostile_dims)
     with toy_model.registered() as model:
         model.description = desc
         try:
-            s = dataclasses.replace(st.State(), model="toy", text=f"the {HOSTILE} toy", query=2, ablated=(0, 1),
-                                    layer=1)
+            s = dataclasses.replace(
+                st.State(), model="toy", text=f"the {HOSTILE} toy", query=2, ablated=(0, 1), layer=1
+            )
             c, _, markup, root = render(s)
         finally:
             del model.description
@@ -287,13 +299,21 @@ def test_well_formed_named_and_light():
             assert len(ids) == len(set(ids)) and all(i.startswith("ablation-") for i in ids)
             assert not root.find_all("h1") + root.find_all("h2") + root.find_all("h3")
             assert "effect of one head can be small" in words(root)
-    assert len(page.PANELS["ablation"].render(dataclasses.replace(st.State(), ablated=(0,)),
-                                              st.compute(dataclasses.replace(st.State(), ablated=(0,))))) < 20_000
+    assert (
+        len(
+            page.PANELS["ablation"].render(
+                dataclasses.replace(st.State(), ablated=(0,)), st.compute(dataclasses.replace(st.State(), ablated=(0,)))
+            )
+        )
+        < 20_000
+    )
 
 
 def test_the_trained_model_gets_a_compact_grid_of_72_switches_and_a_light_heatmap():
     s = st.apply_event(st.State(), {"type": "set_model", "value": "minilm"})
-    s = st.apply_event(s, {"type": "set_text", "value": "The trophy didn't fit in the suitcase because it was too big."})
+    s = st.apply_event(
+        s, {"type": "set_text", "value": "The trophy didn't fit in the suitcase because it was too big."}
+    )
     off = st.flat_head("minilm", 2, 5)
     s = dataclasses.replace(s, layer=4, head=1, ablated=(off,))
     c, intact, markup, root = render(s)

@@ -10,6 +10,7 @@ each picture has role="img", an aria-label and a screen-reader table. Expected n
 plain-Python loops over the run's traced weights (test_aggregates_core's references), never from
 the view or core.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,11 +19,10 @@ import json
 import pytest
 
 import toy_model
-from markup_tree import by_class, inside, parse
-from test_aggregates_core import ref_head_mean, ref_rollout
-
 from attention_explorer import state as st
 from attention_explorer.views import aggregates
+from markup_tree import by_class, inside, parse
+from test_aggregates_core import ref_head_mean, ref_rollout
 
 VIEWS = ("attention-mean", "attention-rollout")
 TOL = 1e-9  # data-weight is written with 12 decimals
@@ -74,6 +74,7 @@ def text(node) -> str:
 # the numbers
 # --------------------------------------------------------------------------
 
+
 def test_designed_model_cells_are_the_head_mean_and_the_one_layer_rollout():
     s = st.State()
     c, _, root = draw(s)
@@ -103,8 +104,9 @@ def test_toy_model_cells_match_the_loop_references_at_every_layer(toy, layer, ca
         assert svg.attrs["data-layer"] == str(layer)
         if causal:  # future keys: weight 0, drawn hatched as masked
             future = [r for r in svg.find_all("rect", data_i=True) if int(r.attrs["data-j"]) > int(r.attrs["data-i"])]
-            assert future and all(r.attrs.get("data-masked") == "true" and float(r.attrs["data-weight"]) == 0.0
-                                  for r in future)
+            assert future and all(
+                r.attrs.get("data-masked") == "true" and float(r.attrs["data-weight"]) == 0.0 for r in future
+            )
 
 
 def test_rollout_up_to_a_later_layer_differs_from_the_first(toy):
@@ -157,6 +159,7 @@ def test_trained_model_rollout_up_to_the_selected_layer():
 # selected queries: outlines and the mean row
 # --------------------------------------------------------------------------
 
+
 def test_without_pinned_queries_there_is_no_mean_row(toy):
     c, markup, root = draw(toy)
     assert not root.find_all("rect", class_="mean-cell") and "data-mean-j" not in markup
@@ -207,6 +210,7 @@ def test_the_outlined_rows_are_the_states_selected_queries(toy, pinned):
 # words
 # --------------------------------------------------------------------------
 
+
 def test_the_sentence_names_where_the_query_traces_most(toy):
     s = dataclasses.replace(toy, layer=1)
     c, _, root = draw(s)
@@ -217,7 +221,7 @@ def test_the_sentence_names_where_the_query_traces_most(toy):
     said = text(p)
     assert said.startswith(f"In the rollout up to layer 2, “{c.tokens[s.query]}” traces most to ")
     first = "itself" if top == s.query else f"“{c.tokens[top]}”"
-    assert said[len("In the rollout up to layer 2, “and” traces most to "):].startswith(first)
+    assert said[len("In the rollout up to layer 2, “and” traces most to ") :].startswith(first)
     assert f"{100 * row[top]:.0f} %" in said
 
 
@@ -240,8 +244,15 @@ def test_the_mean_sentence_flags_a_special_token_as_not_a_word():
 def test_the_explanation_says_what_rollout_assumes_and_cites_its_sources():
     _, markup, root = draw(st.State())
     notes = text(by_class(root, "aggregates-notes")[0])
-    for phrase in ("heads that disagree cancel out", "exactly half", "value vector", "feed-forward",
-                   "Abnar & Zuidema 2020", "Jain & Wallace (2019", "Attention is not Explanation"):
+    for phrase in (
+        "heads that disagree cancel out",
+        "exactly half",
+        "value vector",
+        "feed-forward",
+        "Abnar & Zuidema 2020",
+        "Jain & Wallace (2019",
+        "Attention is not Explanation",
+    ):
         assert phrase in notes, phrase
     assert not root.find_all("h1") and not root.find_all("h2") and not root.find_all("h3") and not root.find_all("h4")
 
@@ -270,9 +281,10 @@ def test_a_head_switched_off_after_the_selected_layer_is_not_mentioned(toy):
 # markup: escaping, accessibility
 # --------------------------------------------------------------------------
 
+
 def test_hostile_token_text_is_escaped():
     with toy_model.registered():
-        hostile = '<b>&"\' <img src=x onerror=alert(1)> averyveryverylongtokenhere'
+        hostile = "<b>&\"' <img src=x onerror=alert(1)> averyveryverylongtokenhere"
         s = dataclasses.replace(st.State(), model="toy", text=hostile, query=1)
         c = st.compute(s)
         markup = aggregates.render(s, c)
@@ -283,11 +295,11 @@ def test_hostile_token_text_is_escaped():
         svg = svg_of(root, view)
         assert json.loads(svg.attrs["data-tokens"]) == list(c.tokens)
         labels = [n for n in svg.find_all("text", data_token_index=True) if n.has_class("row-label")]
-        assert text(labels[1]) == '<b>&"\''
+        assert text(labels[1]) == "<b>&\"'"
         long = labels[-1]  # clipped on the axis, the full text in its <title>
         assert text(long.find_all("title")[0]) == "averyveryverylongtokenhere"
         assert "averyveryverylongtokenhere" not in "".join(c.text for c in long.children if c.tag == "#text")
-    assert '&lt;b&gt;&amp;&quot;&#x27;' in markup
+    assert "&lt;b&gt;&amp;&quot;&#x27;" in markup
 
 
 def test_each_map_is_an_image_with_a_label_and_a_screen_reader_table(toy):
@@ -318,6 +330,7 @@ def test_each_map_is_an_image_with_a_label_and_a_screen_reader_table(toy):
 # --------------------------------------------------------------------------
 # the printed percentages: honest, equal for equal weights, and said to be rounded
 # --------------------------------------------------------------------------
+
 
 def cell_labels(svg) -> list[str]:
     return [text(e) for e in svg.iter() if e.has_class("cell-value")]

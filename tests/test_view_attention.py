@@ -8,6 +8,7 @@ bridge and browser tests use are present. Expected numbers come from the trace o
 from independent reasoning (math.exp over the trace's scaled scores), never from
 the views' own output.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,13 +33,16 @@ except ImportError:  # running without PYTHONPATH=py
 from attention_explorer.views import affinity, attention_matrix as am
 
 HOSTILE = '<img src=x onerror=alert(1)> "quotes" & 😀 שלום'
-LONG = ("The quick brown fox jumps over the lazy dog because it was bored , and then the dog , "
-        "which had been sleeping all day , woke up")
+LONG = (
+    "The quick brown fox jumps over the lazy dog because it was bored , and then the dog , "
+    "which had been sleeping all day , woke up"
+)
 
 
 # --------------------------------------------------------------------------
 # a small DOM: every element with its attributes and its text (descendants included)
 # --------------------------------------------------------------------------
+
 
 class Element:
     def __init__(self, tag, attrs, parent):
@@ -139,6 +143,7 @@ def cells(svg):
 # --------------------------------------------------------------------------
 # the heatmap
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("s", states(), ids=lambda s: f"h{s.head}-T{s.temperature}-causal{s.causal}-n{len(s.tokens)}")
 def test_heatmap_hooks_and_one_cell_per_query_key_pair(s):
@@ -341,8 +346,9 @@ def test_old_call_signature_still_draws_a_plain_heatmap():
     """attention_matrix_svg(tokens, weights, mask, query, head_name) keeps working without tips."""
     t = st.compute(st.State()).trace
     toks = st.State().tokens
-    svg = am.attention_matrix_svg(toks, t.weights[0], t.mask, 2, "Coreference", cell=40, legend=False,
-                                  interactive=False)
+    svg = am.attention_matrix_svg(
+        toks, t.weights[0], t.mask, 2, "Coreference", cell=40, legend=False, interactive=False
+    )
     tree = parse(svg)
     rects = tree.all(lambda e: e.tag == "rect" and "data-i" in e.attrs)
     assert len(rects) == len(toks) ** 2
@@ -353,6 +359,7 @@ def test_old_call_signature_still_draws_a_plain_heatmap():
 # --------------------------------------------------------------------------
 # all heads side by side
 # --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("head", range(4))
 def test_small_multiples_one_pressed_button_and_one_svg_per_head(head):
@@ -402,6 +409,7 @@ def test_small_multiples_say_where_the_query_looks_most_in_each_head():
 # --------------------------------------------------------------------------
 # query·key affinity
 # --------------------------------------------------------------------------
+
 
 def render_affinity(s):
     return affinity.render(s, st.compute(s), heads())
@@ -530,10 +538,14 @@ def test_affinity_screen_reader_table():
 # escaping, ids, well-formedness across all three views
 # --------------------------------------------------------------------------
 
+
 def all_views(s):
     c = st.compute(s)
-    return {"matrix": am.render(s, c, heads()), "multiples": am.render_small_multiples(s, c, heads()),
-            "affinity": affinity.render(s, c, heads())}
+    return {
+        "matrix": am.render(s, c, heads()),
+        "multiples": am.render_small_multiples(s, c, heads()),
+        "affinity": affinity.render(s, c, heads()),
+    }
 
 
 @pytest.mark.parametrize("query", [0, 3, 16])
@@ -563,10 +575,14 @@ def test_svg_ids_are_prefixed_by_view_and_unique_on_one_page():
     page = "".join(views.values())
     ids = [e.attrs["id"] for e in parse(page).all(lambda e: "id" in e.attrs)]
     assert ids and not [k for k, v in Counter(ids).items() if v > 1]
-    assert all(i.startswith("attention-matrix-") for i in
-               (e.attrs["id"] for e in parse(views["matrix"]).all(lambda e: "id" in e.attrs)))
-    assert all(i.startswith("affinity-") for i in
-               (e.attrs["id"] for e in parse(views["affinity"]).all(lambda e: "id" in e.attrs)))
+    assert all(
+        i.startswith("attention-matrix-")
+        for i in (e.attrs["id"] for e in parse(views["matrix"]).all(lambda e: "id" in e.attrs))
+    )
+    assert all(
+        i.startswith("affinity-")
+        for i in (e.attrs["id"] for e in parse(views["affinity"]).all(lambda e: "id" in e.attrs))
+    )
     for ref in re.findall(r"url\(#([^)]+)\)", page):
         assert ref in ids
 
@@ -577,4 +593,6 @@ def test_every_svg_has_role_img_and_a_label_and_a_viewbox():
     for name, markup in all_views(s).items():
         for svg in parse(markup).all(lambda e: e.tag == "svg"):
             assert svg.attrs.get("role") == "img" and svg.attrs.get("aria-label"), name
-            assert re.fullmatch(r"-?\d+(\.\d+)? -?\d+(\.\d+)? \d+(\.\d+)? \d+(\.\d+)?", svg.attrs["viewbox"]), name  # the parser lower-cases names
+            assert re.fullmatch(r"-?\d+(\.\d+)? -?\d+(\.\d+)? \d+(\.\d+)? \d+(\.\d+)?", svg.attrs["viewbox"]), (
+                name
+            )  # the parser lower-cases names

@@ -8,6 +8,7 @@ compared, accessible markup, and no reader text turned into markup. The
 comparisons here are built from hand-made attention whose agreement is known
 by construction.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,10 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from markup_tree import parse
-
 from attention_explorer import head_patterns as hp
 from attention_explorer.views import compare
+from markup_tree import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = '<img src=x onerror=alert(1)> "q" & 😀'
@@ -51,8 +51,15 @@ def trained_heads(it_row):
 
 
 def comparison(it_row, query_token=IT_D, d_toks=D_TOKS, t_toks=T_TOKS, d=None):
-    return hp.compare(d_toks, (0,), designed_coref() if d is None else d, t_toks, (0, len(t_toks) - 1),
-                      trained_heads(it_row), query_token)
+    return hp.compare(
+        d_toks,
+        (0,),
+        designed_coref() if d is None else d,
+        t_toks,
+        (0, len(t_toks) - 1),
+        trained_heads(it_row),
+        query_token,
+    )
 
 
 def verdict(markup):
@@ -65,8 +72,10 @@ def test_a_match_names_the_trained_head_and_its_agreement():
     # 'it' puts 0.75 on 'cat' and 0.25 on 'dog': 0.75 of it falls where the designed head's does (all on 'cat')
     c = comparison({2: 0.75, 5: 0.25})
     root, text = verdict(compare.render(c, "Coreference"))
-    assert text.startswith("For “it”, layer 1, head 2 of the trained model agrees best with the designed "
-                           "Coreference head: 0.75 of its attention falls where the designed head's does.")
+    assert text.startswith(
+        "For “it”, layer 1, head 2 of the trained model agrees best with the designed "
+        "Coreference head: 0.75 of its attention falls where the designed head's does."
+    )
     (div,) = root.find_all("div", data_view="compare")
     assert (div.attrs["data-verdict"], div.attrs["data-layer"], div.attrs["data-head"]) == ("match", "0", "1")
     assert float(div.attrs["data-agreement"]) == pytest.approx(0.75)
@@ -82,16 +91,20 @@ def test_below_the_threshold_no_trained_head_does_the_job():
     c = comparison({2: 0.3, 5: 0.7})
     assert c.best.query_agreement < hp.NO_MATCH_BELOW
     root, text = verdict(compare.render(c, "Coreference"))
-    assert text.startswith("No trained head does the designed Coreference head's job for “it”: the closest, "
-                           "layer 1, head 2, puts only 0.30 of its attention where the designed head does.")
+    assert text.startswith(
+        "No trained head does the designed Coreference head's job for “it”: the closest, "
+        "layer 1, head 2, puts only 0.30 of its attention where the designed head does."
+    )
     assert root.find_all("div", data_verdict="no-match")
 
 
 def test_a_query_the_designed_head_rests_on_has_nothing_to_compare():
     c = comparison({2: 1.0}, query_token=D_TOKS.index("cat"))
     root, text = verdict(compare.render(c, "Coreference"))
-    assert text.startswith("For “cat”, the designed Coreference head rests 100 % of its attention on the start "
-                           "token <s>, a no-op: there is nothing to compare.")
+    assert text.startswith(
+        "For “cat”, the designed Coreference head rests 100 % of its attention on the start "
+        "token <s>, a no-op: there is nothing to compare."
+    )
     assert "layer 1, head 2 of the trained model agrees best: 1.00 on average" in text
     assert root.find_all("div", data_verdict="no-query")
 
@@ -110,8 +123,9 @@ def test_a_special_query_and_a_word_split_differently_are_explained():
 
 
 def test_nothing_aligned_draws_no_heatmap():
-    c = hp.compare(("<s>", "Hi"), (0,), np.eye(2), ("[CLS]", "hello", "[SEP]"), (0, 2),
-                   [np.full((1, 3, 3), 1 / 3)], query_token=1)
+    c = hp.compare(
+        ("<s>", "Hi"), (0,), np.eye(2), ("[CLS]", "hello", "[SEP]"), (0, 2), [np.full((1, 3, 3), 1 / 3)], query_token=1
+    )
     root, text = verdict(compare.render(c, "Coreference"))
     assert "too differently to compare" in text and not root.find_all("svg")
 
@@ -182,14 +196,16 @@ def _hex_rgb(value: str):
     value = value.lstrip("#")
     if len(value) == 3:
         value = "".join(ch * 2 for ch in value)
-    return tuple(int(value[k:k + 2], 16) / 255 for k in (0, 2, 4))
+    return tuple(int(value[k : k + 2], 16) / 255 for k in (0, 2, 4))
 
 
 def _contrast(a: str, b: str) -> float:
     """WCAG 2 contrast ratio of two hex colours."""
+
     def lum(rgb):
         lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
         return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
     hi, lo = sorted((lum(_hex_rgb(a)), lum(_hex_rgb(b))), reverse=True)
     return (hi + 0.05) / (lo + 0.05)
 
@@ -200,8 +216,8 @@ def test_text_colours_have_at_least_4_5_to_1_contrast_in_light_and_dark_mode():
     assert not re.search(r"#[0-9a-fA-F]{3,6}\b|rgb\(", css), "compare.css uses the theme's variables only"
     used = set(re.findall(r"(?<![-\w])color:\s*var\(--([\w-]+)\)", css)) | {"ink"}  # body text is --ink
     style = (ROOT / "site/style.css").read_text()
-    light = style[:style.index("prefers-color-scheme: dark")]
-    dark = style[style.index("prefers-color-scheme: dark"):]
+    light = style[: style.index("prefers-color-scheme: dark")]
+    dark = style[style.index("prefers-color-scheme: dark") :]
     for block in (light, dark):
         colours = dict(re.findall(r"--([\w-]+):\s*(#[0-9a-fA-F]{3,6})", block))
         for name in used:

@@ -8,6 +8,7 @@ the pinned queries' rows are outlined in every thumbnail; switched-off heads say
 their accessible name; each button's name says where the query looks most (checked against the
 trace); reader text is escaped; and 6 × 12 heads at 16 tokens stay light (elements and bytes).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,14 +17,13 @@ import re
 import pytest
 
 import toy_model
-from markup_tree import by_class, parse
-
 from attention_explorer import state as st
 from attention_explorer.views import head_grid
 from attention_explorer.views.colors import viridis
+from markup_tree import by_class, parse
 
 HOSTILE = '<img src=x onerror=alert(1)> "quotes" & 😀 שלום'
-QUOTES = '<b>x</b> & "q" \'t\''
+QUOTES = "<b>x</b> & \"q\" 't'"
 RUN = re.compile(r"M(\d+) (\d+)h(\d+)v1h-(\d+)z")
 TRAINED_SENTENCE = "The cat sat down on the warm mat because it was very tired."  # 16 word pieces with specials
 
@@ -74,8 +74,9 @@ def strongest(weights_row, allowed_row):
 
 
 def toy_state(**changes):
-    return dataclasses.replace(st.State(), **{"model": "toy", "text": "the toy sees the toy again", "query": 3,
-                                              **changes})
+    return dataclasses.replace(
+        st.State(), **{"model": "toy", "text": "the toy sees the toy again", "query": 3, **changes}
+    )
 
 
 def trained_state(**changes):
@@ -87,6 +88,7 @@ def trained_state(**changes):
 
 
 # --------------------------------------------------------------------------- one button per head
+
 
 @pytest.mark.parametrize("head", [0, 3])
 def test_designed_model_one_pressed_thumbnail_per_head(head):
@@ -145,6 +147,7 @@ def test_a_thumbnails_value_picks_that_layer_and_head():
 
 # --------------------------------------------------------------------------- colours
 
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_each_cells_colour_is_its_weight_on_the_colour_steps(causal):
     """Every cell of every thumbnail (toy model, both layers; causal: masked cells) is painted
@@ -188,6 +191,7 @@ def test_designed_model_cells_match_the_trace():
 
 # --------------------------------------------------------------------------- where the query looks
 
+
 def test_each_button_says_where_the_query_looks_most():
     """The accessible name of every head names the query's strongest key and its percentage, and so does
     the sr-only table (one row per layer, one cell per head)."""
@@ -212,6 +216,7 @@ def test_each_button_says_where_the_query_looks_most():
 
 
 # --------------------------------------------------------------------------- selected rows
+
 
 def test_query_and_pinned_rows_are_outlined_in_every_thumbnail():
     """With pinned tokens, every thumbnail outlines each selected row: the query as .is-query, the pinned
@@ -246,6 +251,7 @@ def test_without_pinned_tokens_only_the_query_row_is_outlined():
 
 # --------------------------------------------------------------------------- switched-off heads
 
+
 def test_switched_off_heads_are_marked_off():
     """Heads in state.ablated (flat index layer · heads + head) carry a visible "off" and say "switched off"
     in their accessible name; the others do not."""
@@ -270,6 +276,7 @@ def test_switched_off_heads_are_marked_off():
 
 # --------------------------------------------------------------------------- escaping, structure
 
+
 @pytest.mark.parametrize("text, query", [(HOSTILE, 1), (HOSTILE, 2), (HOSTILE, 17), (QUOTES, 10), (QUOTES, 11)])
 def test_reader_text_is_escaped(text, query):
     """A sentence with markup, quotes and ampersands shows as text in labels, caption and table, never as markup."""
@@ -277,7 +284,7 @@ def test_reader_text_is_escaped(text, query):
     c, markup, tree = rendered(s)
     assert "<img" not in markup and "<b>" not in markup and "&lt;" in markup
     assert not re.search(r"<(?![a-z/])", markup), "a '<' that starts no tag: reader text left unescaped"
-    assert "“\"”" not in markup, "a raw quote from the sentence inside markup"
+    assert '“"”' not in markup, "a raw quote from the sentence inside markup"
     assert not tree.find_all("img") and not tree.find_all("b")
     assert not [e for e in tree.iter() if any(a.startswith("on") for a in e.attrs)]
     q_tok = c.tokens[query]

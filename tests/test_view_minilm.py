@@ -8,6 +8,7 @@ shows are the model's, checked here against values recomputed with plain NumPy f
 
 conftest installs the trained model from the bundle build.py ships, as the page's worker does.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,20 +20,33 @@ from base64 import b64decode
 import numpy as np
 import pytest
 
-from markup_tree import by_class, parse
-from test_view_projections import decode_png_alpha
-
 from attention_explorer import page, state as st
 from attention_explorer.views import explain, ffn, layernorm, projections
 from attention_explorer.views.markup import num
+from markup_tree import by_class, parse
+from test_view_projections import decode_png_alpha
 
 SENTENCE = "The cat sat down on the warm mat because it was very tired."  # 14 word pieces + [CLS], [SEP]
 QUERY = 10  # "it"
 LAYERS = (0, 3)
-MY_PANELS = ("query-why", "preset-info", "stepper", "stage-detail", "embedding", "projections", "why-qkv",
-             "head-info", "qk-dot", "routing", "why-scale", "multihead", "layernorm", "ffn")
-MAX_BYTES = 62_000     # "about 60 kB" a panel
-MAX_ELEMENTS = 1_000   # the whole first paint has 1,500
+MY_PANELS = (
+    "query-why",
+    "preset-info",
+    "stepper",
+    "stage-detail",
+    "embedding",
+    "projections",
+    "why-qkv",
+    "head-info",
+    "qk-dot",
+    "routing",
+    "why-scale",
+    "multihead",
+    "layernorm",
+    "ffn",
+)
+MAX_BYTES = 62_000  # "about 60 kB" a panel
+MAX_ELEMENTS = 1_000  # the whole first paint has 1,500
 
 
 def minilm_state(layer: int = 3, **changes):
@@ -70,8 +84,8 @@ def decode_png_palette_alpha(uri: str) -> np.ndarray:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, trns = 8, b"", b""
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             width, height, depth, colour = struct.unpack(">IIBB", body[:10])
             assert (depth, colour) == (4, 3), "4-bit palette"
@@ -84,7 +98,7 @@ def decode_png_palette_alpha(uri: str) -> np.ndarray:
     stride = 1 + (width + 1) // 2
     out = np.zeros((height, width), np.uint8)
     for r in range(height):
-        line = raw[r * stride:(r + 1) * stride]
+        line = raw[r * stride : (r + 1) * stride]
         assert line[0] == 0, "filter type 0"
         nibbles = [n for byte in line[1:] for n in (byte >> 4, byte & 15)][:width]
         out[r] = [trns[k] for k in nibbles]
@@ -96,6 +110,7 @@ def masks(svg, decode=decode_png_alpha):
 
 
 # --------------------------------------------------------------------------- every panel, light
+
 
 @pytest.mark.parametrize("layer", LAYERS)
 def test_every_panel_renders_the_trained_model_within_the_budget(layer):
@@ -113,12 +128,21 @@ def test_no_panel_claims_the_designed_models_features_or_sizes():
     for panel in MY_PANELS:
         _, _, root = rendered(panel, s)
         words = text_of(root)
-        for claim in ("yes/no features", "from the lexicon", "64-dimensional", "all four", "All four", "sinusoidal",
-                      "<s>", "γ = 1 and β = 0"):
+        for claim in (
+            "yes/no features",
+            "from the lexicon",
+            "64-dimensional",
+            "all four",
+            "All four",
+            "sinusoidal",
+            "<s>",
+            "γ = 1 and β = 0",
+        ):
             assert claim not in words, f"{panel} says {claim!r} about the trained model"
 
 
 # --------------------------------------------------------------------------- embedding
+
 
 def test_embedding_shows_word_position_and_type_rows_their_sum_and_the_layernorm():
     """s = word + position + token type, x = LayerNorm(s): both recomputed here from the run's parts; the
@@ -126,18 +150,20 @@ def test_embedding_shows_word_position_and_type_rows_their_sum_and_the_layernorm
     s = minilm_state()
     c, _, root = rendered("embedding", s)
     emb, q = c.embedding, QUERY
-    view, = root.find_all(data_view="embedding")
+    (view,) = root.find_all(data_view="embedding")
     assert view.attrs["data-learned"] == "true"
     summed = np.asarray(emb.token[q], np.float64) + emb.position[q] + emb.token_type[q]
     np.testing.assert_allclose(emb.summed[q], summed, atol=1e-6)
     x, mean, std = layer_norm64(summed, emb.ln_gamma, emb.ln_beta, 1e-12)
     np.testing.assert_allclose(emb.x[q], x, atol=2e-4)
-    ln, = root.find_all("section", data_ln="embedding")
+    (ln,) = root.find_all("section", data_ln="embedding")
     assert float(ln.attrs["data-mu"]) == pytest.approx(mean, abs=1e-6)
     assert float(ln.attrs["data-sigma"]) == pytest.approx(std, rel=1e-5)
     assert f"σ = {num(std, 4)}" in text_of(ln)
-    listed = [(int(li.attrs["data-dim"]), float(li.attrs["data-value"])) for li in by_class(ln, "emb-top")[0].find_all("li")]
-    assert [d for d, _ in listed] == [int(d) for d in np.argsort(-np.abs(x), kind="stable")[:len(listed)]]
+    listed = [
+        (int(li.attrs["data-dim"]), float(li.attrs["data-value"])) for li in by_class(ln, "emb-top")[0].find_all("li")
+    ]
+    assert [d for d, _ in listed] == [int(d) for d in np.argsort(-np.abs(x), kind="stable")[: len(listed)]]
     assert [v for _, v in listed] == pytest.approx([x[d] for d, _ in listed], abs=2e-4)
     d0 = listed[0][0]
     tip = ln.find_all("li", data_dim=str(d0))[0].attrs["data-tip"]
@@ -180,7 +206,7 @@ def test_embedding_marks_the_special_tokens_and_explains_them():
     assert not by_class(root, "emb-special"), "a word is not called special"
     for q in (0, 15):
         _, _, root = rendered("embedding", dataclasses.replace(s, query=q))
-        note, = by_class(root, "emb-special")
+        (note,) = by_class(root, "emb-special")
         assert "special token, not a word" in text_of(note) and "sink" in text_of(note)
     words = text_of(root)
     assert "have no names" in words and "not sine waves" in words
@@ -189,12 +215,13 @@ def test_embedding_marks_the_special_tokens_and_explains_them():
 def test_the_designed_embedding_is_unchanged_in_kind():
     """The designed model keeps its named features and sin/cos code (its own tests check the numbers)."""
     c, _, root = rendered("embedding", st.State())
-    view, = root.find_all(data_view="embedding")
+    (view,) = root.find_all(data_view="embedding")
     assert "data-learned" not in view.attrs
     assert root.find_all("svg", data_strip="token") and "sin" in text_of(root)
 
 
 # --------------------------------------------------------------------------- residual + LayerNorm
+
 
 def test_layernorm_of_a_wide_model_draws_bars_as_images_and_lists_the_dims_that_stand_out():
     s = minilm_state()
@@ -203,15 +230,15 @@ def test_layernorm_of_a_wide_model_draws_bars_as_images_and_lists_the_dims_that_
     r = np.asarray(tr.x[i], np.float64) + tr.attn_out[i]
     h, mean, std = layer_norm64(r, p.ln1_gamma, p.ln1_beta, tr.eps)
     np.testing.assert_allclose(tr.ln1[i], h, atol=5e-4)
-    block, = root.find_all("section", data_block="ln1")
+    (block,) = root.find_all("section", data_block="ln1")
     assert float(block.attrs["data-mu"]) == pytest.approx(mean, abs=1e-5)
     assert float(block.attrs["data-sigma"]) == pytest.approx(std, rel=1e-5)
     far = [int(li.attrs["data-dim"]) for li in by_class(block, "ln-top")[0].find_all("li")]
-    assert far == [int(d) for d in np.argsort(-np.abs(r - mean), kind="stable")[:layernorm.TOP_DIMS]]
+    assert far == [int(d) for d in np.argsort(-np.abs(r - mean), kind="stable")[: layernorm.TOP_DIMS]]
     tip = block.find_all("li", data_dim=str(far[0]))[0].attrs["data-tip"]
     assert num(r[far[0]], 3) in tip and num(h[far[0]], 3) in tip
     # the sum's bars: one pixel column per dimension, bar height |r| / scale of the half-row, in whole pixels
-    row, = block.find_all("div", data_row="ln1-sum")
+    (row,) = block.find_all("div", data_row="ln1-sum")
     scale = float(row.attrs["data-scale"])
     assert scale >= np.abs(r).max() - 1e-9
     got = masks(row.find_all("svg")[0], decode_png_palette_alpha)
@@ -221,7 +248,7 @@ def test_layernorm_of_a_wide_model_draws_bars_as_images_and_lists_the_dims_that_
     assert ((got["neg"] > 0).sum(axis=0) == np.where(r < 0, heights, 0)).all()
     # no per-dimension hover columns; every number folded away as text instead
     assert not by_class(block, "dim-hits")
-    listing, = block.find_all("details")
+    (listing,) = block.find_all("details")
     lines = listing.find_all("p")
     assert [len(p.all_text().split(":", 1)[1].split(",")) for p in lines] == [384] * 4
     assert "layer 3's output" in text_of(block), "x in layer 4 is the output of layer 3, not the embedding"
@@ -229,13 +256,14 @@ def test_layernorm_of_a_wide_model_draws_bars_as_images_and_lists_the_dims_that_
 
 # --------------------------------------------------------------------------- feed-forward network
 
+
 def test_ffn_of_a_wide_model_marks_the_units_that_change_the_output_most():
     s = minilm_state()
     c, _, root = rendered("ffn", s)
     tr, i = c.trace, QUERY
     act = np.asarray(tr.ffn_act[i], np.float64)
     contribution = np.abs(act) * np.linalg.norm(np.asarray(c.params.w_2, np.float64), axis=1)
-    top = [int(u) for u in np.argsort(-contribution, kind="stable")[:ffn.TOP_K]]
+    top = [int(u) for u in np.argsort(-contribution, kind="stable")[: ffn.TOP_K]]
     dots = root.find_all("circle", data_unit=True)
     assert sorted(int(d.attrs["data-unit"]) for d in dots) == sorted(top)
     for d in dots:
@@ -243,13 +271,13 @@ def test_ffn_of_a_wide_model_marks_the_units_that_change_the_output_most():
     items = by_class(root, "top-units")[0].find_all("li")
     assert [int(li.attrs["data-unit"]) for li in items] == top
     assert [float(li.attrs["data-contribution"]) for li in items] == pytest.approx(contribution[top], rel=1e-6)
-    cloud, = by_class(root, "unit-cloud", "path")
+    (cloud,) = by_class(root, "unit-cloud", "path")
     assert 0 < cloud.attrs["d"].count("M") <= tr.d_ff
-    firing, = by_class(root, "ffn-firing")
+    (firing,) = by_class(root, "ffn-firing")
     assert int(firing.attrs["data-positive"]) == int((act > 0).sum())
     assert int(firing.attrs["data-negative"]) == int((act < 0).sum())
     # every unit's activation as one pixel of the grid, 64 a row
-    grid, = root.find_all("svg", data_units="1536")
+    (grid,) = root.find_all("svg", data_units="1536")
     got = masks(grid)
     cells = act.reshape(-1, ffn.GRID_COLUMNS)
     want = np.round(255 * np.abs(cells) / np.abs(act).max())
@@ -263,11 +291,12 @@ def test_the_designed_ffn_keeps_a_dot_per_unit_it_uses():
     c, _, root = rendered("ffn", s)
     used = int(np.count_nonzero(c.trace.ffn_pre[s.query] != 0))
     assert len(root.find_all("circle", data_unit=True)) == used and not by_class(root, "unit-cloud")
-    stack, = by_class(root, "unit-stack")
+    (stack,) = by_class(root, "unit-stack")
     assert int(stack.attrs["data-silent-units"]) == 1024 - used
 
 
 # --------------------------------------------------------------------------- projections
+
 
 def test_projections_draw_the_rows_that_add_most_to_the_querys_vector():
     s = minilm_state(head=5)
@@ -275,15 +304,15 @@ def test_projections_draw_the_rows_that_add_most_to_the_querys_vector():
     x = np.asarray(c.trace.x[QUERY], np.float64)
     d_k = c.model.d_k
     for letter, name, bias in (("q", "w_q", "b_q"), ("k", "w_k", "b_k"), ("v", "w_v", "b_v")):
-        w = np.asarray(getattr(c.params, name), np.float64)[:, 5 * d_k:6 * d_k]
-        b = np.asarray(getattr(c.params, bias), np.float64)[5 * d_k:6 * d_k]
-        svg, = root.find_all("svg", data_matrix=f"w_{letter}")
+        w = np.asarray(getattr(c.params, name), np.float64)[:, 5 * d_k : 6 * d_k]
+        b = np.asarray(getattr(c.params, bias), np.float64)[5 * d_k : 6 * d_k]
+        (svg,) = root.find_all("svg", data_matrix=f"w_{letter}")
         share = np.abs(x) * np.linalg.norm(w, axis=1)
-        want = sorted(int(d) for d in np.argsort(-share, kind="stable")[:projections.PICKED])
+        want = sorted(int(d) for d in np.argsort(-share, kind="stable")[: projections.PICKED])
         assert svg.attrs["data-picked"] == "query"
         assert [int(d) for d in re.findall(r"\d+", svg.attrs["data-rows"])] == want
         # each cell of the query's strip: x·W[:, c] + b[c], recomputed here
-        strip, = root.find_all("svg", data_strip=letter)
+        (strip,) = root.find_all("svg", data_strip=letter)
         for cell in strip.find_all("rect", data_grid_cell=True):
             col = int(cell.attrs["x"])
             dot = float(x @ w[:, col])
@@ -295,10 +324,11 @@ def test_projections_draw_the_rows_that_add_most_to_the_querys_vector():
 
 # --------------------------------------------------------------------------- Q·K, why-line, sinks
 
+
 def test_qk_breakdown_stops_at_the_head_dims_and_says_why():
     s = minilm_state()
     c, _, root = rendered("qk-dot", s)
-    view, = root.find_all(data_view="qk-dot")
+    (view,) = root.find_all(data_view="qk-dot")
     terms = [float(t.attrs["data-value"]) for t in root.find_all(data_term=True)]
     assert sum(terms) == pytest.approx(float(view.attrs["data-score"]), abs=1e-6)
     i, j = int(view.attrs["data-i"]), int(view.attrs["data-j"])
@@ -324,7 +354,7 @@ def test_the_routing_panel_says_what_attention_on_special_tokens_brings():
     c, _, root = rendered("routing", s)
     w = np.asarray(c.trace.weights[s.head, QUERY], np.float64)
     brought = w * np.linalg.norm(np.asarray(c.trace.v[s.head], np.float64), axis=1)
-    note, = by_class(root, "sink-note")
+    (note,) = by_class(root, "sink-note")
     assert float(note.attrs["data-sink-weight"]) == pytest.approx(w[0] + w[-1], abs=1e-9)
     assert float(note.attrs["data-sink-share"]) == pytest.approx((brought[0] + brought[-1]) / brought.sum(), abs=1e-6)
     assert "[CLS] and [SEP]" in text_of(note)
@@ -348,6 +378,7 @@ def test_the_why_line_explains_a_special_strongest_key_with_its_value_length():
 
 
 # --------------------------------------------------------------------------- the smaller panels
+
 
 def test_stage_lines_and_formulas_follow_the_model():
     trained = st.compute(minilm_state())
@@ -390,7 +421,7 @@ def test_heads_are_named_once():
 def test_twelve_heads_wrap_and_the_demo_names_the_models_dk():
     s = minilm_state()
     _, _, root = rendered("multihead", s)
-    view, = by_class(root, "multihead")
+    (view,) = by_class(root, "multihead")
     assert view.has_class("mh-many") and len(by_class(root, "mh-seg")) == 12
     _, _, demo = rendered("why-scale", s)
     assert demo.find_all(data_num="model-dk")[0].all_text() == "32"
@@ -403,15 +434,16 @@ def test_the_lookup_marks_special_keys_and_draws_dense_values_as_paths():
     rows = [r for r in root.find_all("tr") if r.has_class("qkv-row")]
     assert [r.has_class("is-special") for r in rows] == [True] + [False] * 14 + [True]
     for j, r in enumerate(rows):
-        strip, = r.find_all("svg")
+        (strip,) = r.find_all("svg")
         values = [float(v) for v in strip.attrs["data-values"].split()]
         assert values == pytest.approx(np.asarray(c.trace.v[s.head, j], np.float64), abs=1e-9)
     assert by_class(root, "sink-note")
 
 
 def test_a_trained_preset_names_its_query():
-    s = st.apply_event(st.apply_event(st.State(), {"type": "set_model", "value": "minilm"}),
-                       {"type": "preset", "value": "trophy"})
+    s = st.apply_event(
+        st.apply_event(st.State(), {"type": "set_model", "value": "minilm"}), {"type": "preset", "value": "trophy"}
+    )
     _, _, root = rendered("preset-info", s)
     assert "query 'it'" in text_of(root)
 
@@ -423,4 +455,6 @@ def test_every_grid_of_the_trained_panels_has_one_tab_stop():
         _, _, root = rendered(panel, s)
         for grid in [n for n in root.iter() if "data-grid" in n.attrs]:
             cells = [n for n in grid.iter() if "data-grid-cell" in n.attrs]
-            assert [n.attrs.get("tabindex") for n in cells].count("0") == 1, f"{panel}: {grid.tag}.{grid.attrs.get('class')}"
+            assert [n.attrs.get("tabindex") for n in cells].count("0") == 1, (
+                f"{panel}: {grid.tag}.{grid.attrs.get('class')}"
+            )

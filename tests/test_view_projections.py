@@ -6,6 +6,7 @@ tooltip or the hidden table prints is the trace's own, the query's row is marked
 row picks the query, it renders for any model behind the seam (the toy model's two layers), each
 picture is one image rather than one element per number, and reader text is escaped.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,11 +20,10 @@ import numpy as np
 import pytest
 
 import toy_model
-from markup_tree import parse
-
 from attention_explorer import state as st
 from attention_explorer.views import projections
 from attention_explorer.views.markup import num
+from markup_tree import parse
 
 LETTERS = ("q", "k", "v")
 WEIGHT = {"q": "w_q", "k": "w_k", "v": "w_v"}
@@ -38,7 +38,7 @@ def rendered(state):
 
 def head_slice(c, h, letter):  # -> [d_model, d_k], the head's columns, taken here independently
     d_k = c.trace.q.shape[-1]
-    return np.asarray(getattr(c.params, WEIGHT[letter]))[:, h * d_k:(h + 1) * d_k]
+    return np.asarray(getattr(c.params, WEIGHT[letter]))[:, h * d_k : (h + 1) * d_k]
 
 
 def elements(root):
@@ -51,8 +51,9 @@ def designed_states():
 
 def toy_states():
     base = dataclasses.replace(st.State(), model="toy", text="the toy sees the toy", query=2)
-    return [dataclasses.replace(base, layer=l, head=h) for l in range(toy_model.N_LAYERS)
-            for h in range(toy_model.N_HEADS)]
+    return [
+        dataclasses.replace(base, layer=l, head=h) for l in range(toy_model.N_LAYERS) for h in range(toy_model.N_HEADS)
+    ]
 
 
 @pytest.fixture
@@ -80,8 +81,8 @@ def decode_png_alpha(uri: str) -> np.ndarray:  # data URI -> [h, w] alpha (8-bit
     data = b64decode(uri.split(",", 1)[1])
     pos, idat = 8, b""
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             width, height = struct.unpack(">II", body[:8])
         elif kind == b"IDAT":
@@ -89,7 +90,7 @@ def decode_png_alpha(uri: str) -> np.ndarray:  # data URI -> [h, w] alpha (8-bit
         pos += 12 + length
     raw = zlib.decompress(idat)
     stride = 1 + 2 * width
-    px = np.array([list(raw[r * stride + 1:(r + 1) * stride]) for r in range(height)], dtype=np.uint8)
+    px = np.array([list(raw[r * stride + 1 : (r + 1) * stride]) for r in range(height)], dtype=np.uint8)
     return px.reshape(height, width, 2)[..., 1]
 
 
@@ -97,13 +98,14 @@ def decode_png_alpha(uri: str) -> np.ndarray:  # data URI -> [h, w] alpha (8-bit
 # the weight pictures show exactly the rows that matter
 # --------------------------------------------------------------------------
 
+
 def check_matrices(state):
     c, markup, root = rendered(state)
     h, d_model = state.head, c.model.d_model
     for letter in LETTERS:
         w = head_slice(c, h, letter)
         nonzero = [int(d) for d in range(d_model) if np.any(w[d] != 0)]
-        svg, = root.find_all("svg", data_matrix=f"w_{letter}")
+        (svg,) = root.find_all("svg", data_matrix=f"w_{letter}")
         assert json.loads(svg.attrs["data-rows"]) == nonzero, f"W_{letter} must show exactly its non-zero rows"
         assert int(svg.attrs["data-cols"]) == w.shape[1] == c.model.d_k
         # the labels beside it name those rows, in order: one per row, or one per band of rows
@@ -126,7 +128,7 @@ def check_matrices(state):
         assert_picture(svg, np.repeat(w[nonzero], reps, axis=0))
         # and the words say how many rows were left out
         left_out = d_model - len(nonzero)
-        fig, = root.find_all("figure", data_proj=letter)
+        (fig,) = root.find_all("figure", data_proj=letter)
         if left_out:
             assert f"{left_out} all-zero rows left out" in fig.all_text()
     return c, root
@@ -191,33 +193,34 @@ def test_bold_rows_are_the_querys_nonzero_input_dims():
 # the vectors: every number is the trace's
 # --------------------------------------------------------------------------
 
+
 def check_vectors(state):
     c, markup, root = rendered(state)
     h, i, tr = state.head, state.query, c.trace
     n = len(c.tokens)
     for letter in LETTERS:
         vec = getattr(tr, letter)[h]  # [n, d_k]
-        svg, = root.find_all("svg", data_vectors=letter)
+        (svg,) = root.find_all("svg", data_vectors=letter)
         assert (int(svg.attrs["data-rows"]), int(svg.attrs["data-cols"])) == vec.shape
-        outline, = svg.find_all("rect", class_="proj-query-row")
+        (outline,) = svg.find_all("rect", class_="proj-query-row")
         assert outline.attrs["data-query-row"] == str(i) and outline.attrs["y"] == str(i)
         assert_picture(svg, vec)
         # the token rows: one button per token, only the query pressed; a click sets the query
-        fig, = root.find_all("figure", data_proj=letter)
+        (fig,) = root.find_all("figure", data_proj=letter)
         buttons = fig.find_all("button", data_event="set_query")
         assert [b.attrs["data-token-index"] for b in buttons] == [str(j) for j in range(n)]
         assert [b.all_text() for b in buttons] == list(c.tokens)
         assert [b.attrs["aria-pressed"] for b in buttons] == ["true" if j == i else "false" for j in range(n)]
         assert [j for j, b in enumerate(buttons) if b.has_class("is-query")] == [i]
         # the query's strip: every column once; each cell's number is the trace's
-        strip, = root.find_all("svg", data_strip=letter)
+        (strip,) = root.find_all("svg", data_strip=letter)
         cells = strip.find_all("rect", data_grid_cell=True)
         seen = []
         for cell in cells:
             tip = cell.attrs["data-tip"]
             if "data-dims" in cell.attrs:  # a run of exact zeros
                 a, b = map(int, cell.attrs["data-dims"].split("-"))
-                assert np.all(vec[i, a:b + 1] == 0)
+                assert np.all(vec[i, a : b + 1] == 0)
                 assert tip.startswith(f"{letter}_{i}[{a}] … {letter}_{i}[{b}] = 0")
                 seen += list(range(a, b + 1))
             else:
@@ -243,7 +246,7 @@ def test_strip_tooltips_derive_each_number_from_x_and_w():
             x = c.trace.x[state.query]
             for letter in LETTERS:
                 w = head_slice(c, state.head, letter)
-                strip, = root.find_all("svg", data_strip=letter)
+                (strip,) = root.find_all("svg", data_strip=letter)
                 for cell in strip.find_all("rect", data_grid_cell=True):
                     if "data-dims" in cell.attrs:
                         continue
@@ -260,7 +263,7 @@ def test_hidden_table_holds_the_querys_q_k_v():
     """Screen readers get q, k and v of the query: each non-zero column's value as in the trace."""
     for state in designed_states():
         c, _, root = rendered(state)
-        table, = root.find_all("table")
+        (table,) = root.find_all("table")
         assert table.parent.has_class("sr-only")
         rows = table.find_all("tr")[1:]
         for letter, row in zip(LETTERS, rows):
@@ -270,7 +273,7 @@ def test_hidden_table_holds_the_querys_q_k_v():
             for entry in text.split("; "):
                 if m := re.fullmatch(r"columns (\d+)–(\d+): 0", entry):
                     a, b = int(m[1]), int(m[2])
-                    assert np.all(vec[a:b + 1] == 0)
+                    assert np.all(vec[a : b + 1] == 0)
                     seen += list(range(a, b + 1))
                 else:
                     col, value = re.fullmatch(r"column (\d+): (\S+)", entry).groups()
@@ -282,7 +285,7 @@ def test_hidden_table_holds_the_querys_q_k_v():
 def test_root_hooks_name_head_layer_and_query():
     state = dataclasses.replace(st.State(), head=2, query=3)
     _, _, root = rendered(state)
-    view, = root.find_all(data_view="projections")
+    (view,) = root.find_all(data_view="projections")
     assert (view.attrs["data-head"], view.attrs["data-layer"], view.attrs["data-query"]) == ("2", "0", "3")
 
 
@@ -290,12 +293,13 @@ def test_root_hooks_name_head_layer_and_query():
 # any model: the toy model's two layers, unnamed dims, biases
 # --------------------------------------------------------------------------
 
+
 def test_renders_every_layer_and_head_of_the_toy_model(toy):
     """The seam: a 2-layer random model with biases and unnamed dims draws as well, every row shown."""
     for state in toy_states():
         c, root = check_matrices(state)
         check_vectors(state)
-        view, = root.find_all(data_view="projections")
+        (view,) = root.find_all(data_view="projections")
         assert view.attrs["data-layer"] == str(state.layer)
         labels = [n for n in root.iter() if n.has_class("proj-rl")]
         texts = [lab.all_text() for lab in labels]
@@ -315,13 +319,14 @@ def test_reader_text_is_escaped(toy):
     assert "&lt;b&gt;x&lt;/b&gt;" in markup
     buttons = root.find_all("button", data_token_index="1")
     assert buttons and all(b.all_text() == "<b>x</b>" for b in buttons)
-    strip, = root.find_all("svg", data_strip="q")
+    (strip,) = root.find_all("svg", data_strip="q")
     assert "“<b>x</b>”" in strip.find_all("rect", data_grid_cell=True)[0].attrs["data-tip"]
 
 
 # --------------------------------------------------------------------------
 # small: pictures, not one element per number
 # --------------------------------------------------------------------------
+
 
 def test_each_picture_is_a_fixed_handful_of_elements():
     """Each W and each Q/K/V picture is one PNG pair (blue and orange masks), whatever its size."""
@@ -344,12 +349,16 @@ def test_element_count_is_small():
         counts[state.head] = len(elements(root))
     assert counts[st.State().head] <= 400, counts
     assert max(counts.values()) <= 500, counts
-    longer = dataclasses.replace(st.State(), text="The old farmer said that the big brown dog chased the cat because it was hungry")
+    longer = dataclasses.replace(
+        st.State(), text="The old farmer said that the big brown dog chased the cat because it was hungry"
+    )
     _, _, short_root = rendered(st.State())
     _, _, long_root = rendered(longer)
     extra = len(longer.tokens) - len(st.State().tokens)
     grid_diff = abs(len(elements(long_root)) - len(elements(short_root)))
-    assert grid_diff <= 3 * extra + 3 * 64, "only the token buttons grow with the sentence (and the strips with the query)"
+    assert grid_diff <= 3 * extra + 3 * 64, (
+        "only the token buttons grow with the sentence (and the strips with the query)"
+    )
 
 
 def test_every_grid_has_one_tab_stop():

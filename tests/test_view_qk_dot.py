@@ -5,6 +5,7 @@ listed terms plus "all other dimensions" add up to the score the heatmap uses;
 each q and k entry is traced back to the input dimensions it comes from; the key
 is the query's strongest unless the reader picks one.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,20 +21,25 @@ from attention_explorer import permalink, state as st
 from attention_explorer.views import qk_dot
 from markup_tree import parse
 
-SENTENCES = ("The cat sat down because it was tired",
-             "The big brown dog chased three small cats",
-             "Mary told John that she would call him tomorrow")
+SENTENCES = (
+    "The cat sat down because it was tired",
+    "The big brown dog chased three small cats",
+    "Mary told John that she would call him tomorrow",
+)
 
 
 def _panel(s):
     c = st.compute(s)
-    root, = parse(qk_dot.render(s, c)).find_all("div", data_view="qk-dot")
+    (root,) = parse(qk_dot.render(s, c)).find_all("div", data_view="qk-dot")
     return c, root
 
 
 def _states(model="designed"):
-    base = dataclasses.replace(st.State(), model=model) if model == "designed" else \
-        st.apply_event(st.State(), {"type": "set_model", "value": model})
+    base = (
+        dataclasses.replace(st.State(), model=model)
+        if model == "designed"
+        else st.apply_event(st.State(), {"type": "set_model", "value": model})
+    )
     for text in SENTENCES:
         s = st.apply_event(base, {"type": "set_text", "value": text})
         c = st.compute(s)
@@ -111,7 +117,7 @@ def test_listed_dimensions_are_the_large_ones_and_each_q_k_entry_is_traced_to_it
     col = h * c.trace.d_head + listed[0]
     contrib = c.trace.x[j] * c.params.w_k[:, col]
     named = [c.model.dim_names[a] for a in np.flatnonzero(contrib)]
-    for name in named[:qk_dot.MAX_SOURCES]:
+    for name in named[: qk_dot.MAX_SOURCES]:
         assert name in k_line, f"{name!r} feeds k but is not named in {k_line!r}"
     total_text = k_line.rsplit("=", 1)[1].strip().replace("−", "-")
     assert float(total_text) == pytest.approx(c.trace.k[h, j, listed[0]], abs=0.006)
@@ -142,7 +148,7 @@ def test_heatmap_cells_and_affinity_bars_choose_the_key():
 
     panels = page.render_panels(st.State())
     s = st.State()
-    group, = parse(panels["attention-matrix"]).find_all("g", data_cell_event="pick_cell")  # click: pick_cell "i,j"
+    (group,) = parse(panels["attention-matrix"]).find_all("g", data_cell_event="pick_cell")  # click: pick_cell "i,j"
     cells = group.find_all("rect", data_i=True)
     assert len(cells) == len(s.tokens) ** 2
     # hovering a cell of the query's row picks its column as the key: the group names the event and the row
@@ -156,7 +162,7 @@ def test_the_why_line_names_the_strongest_key_and_what_carries_it():
         if s.query % 3:
             continue  # a sample keeps this quick
         c = st.compute(s)
-        root, = parse(qk_dot.why_line(s, c)).find_all("p", data_view="query-why")
+        (root,) = parse(qk_dot.why_line(s, c)).find_all("p", data_view="query-why")
         text = root.all_text()
         i, h, tr = s.query, s.head, c.trace
         j = int(np.argmax(np.where(tr.mask[i], tr.weights[h, i], -1.0)))
@@ -168,7 +174,6 @@ def test_the_why_line_names_the_strongest_key_and_what_carries_it():
 
 def test_the_why_line_calls_a_special_token_special():
     with toy_model.registered():
-        s = st.apply_event(st.State(), {"type": "set_model", "value": "toy"})
         found = False
         for s2 in _states("toy"):
             c = st.compute(s2)
@@ -181,8 +186,17 @@ def test_the_why_line_calls_a_special_token_special():
         assert found, "the toy model's [CLS] is somebody's strongest key"
 
 
-@pytest.mark.parametrize("weights", [[1 / 3] * 3, [0.125] * 8, [0.994, 0.003, 0.003], [0.0, 0.0], [0.5, 0.5],
-                                     list(np.random.default_rng(3).dirichlet(np.ones(17)))])
+@pytest.mark.parametrize(
+    "weights",
+    [
+        [1 / 3] * 3,
+        [0.125] * 8,
+        [0.994, 0.003, 0.003],
+        [0.0, 0.0],
+        [0.5, 0.5],
+        list(np.random.default_rng(3).dirichlet(np.ones(17))),
+    ],
+)
 def test_percent_labels_round_each_weight_on_its_own(weights):
     """This test used to assert that a row's whole percentages add up to 100 (largest remainder): that was
     the bug of issue 35 ([1/3] * 3 read 34 33 33, [0.125] * 8 read 13 13 13 13 12 12 12 12). Each label is
@@ -209,8 +223,9 @@ def test_the_w_o_sentence_is_true_for_each_models_weights():
             s = st.apply_event(st.State(), {"type": "set_model", "value": model_id})
             c = st.compute(s)
             w_o, H, d = c.params.w_o, c.trace.n_heads, c.trace.d_head
-            heads_per_column = [len({h for h in range(H) if np.any(w_o[h * d:(h + 1) * d, col] != 0)})
-                                for col in range(w_o.shape[1])]
+            heads_per_column = [
+                len({h for h in range(H) if np.any(w_o[h * d : (h + 1) * d, col] != 0)}) for col in range(w_o.shape[1])
+            ]
             text = multihead.render(s, c, c.heads)
             if max(heads_per_column) <= 1:
                 assert "at most one head" in text and f"mixes all {H} heads" not in text

@@ -5,6 +5,7 @@ the trace's own numbers (A_ij, V_j, Z_i = head_outputs, concat, attn_out), the
 pictures follow the state (query, head, all heads, causal mask), the shapes are
 labelled truthfully, and reader text never becomes markup.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,8 +16,8 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from attention_explorer.models import designed as model
 from attention_explorer import state as st
+from attention_explorer.models import designed as model
 from attention_explorer.views import colors, multihead, routing
 from attention_explorer.views.markup import pct
 
@@ -64,8 +65,7 @@ def parse(markup: str) -> ET.Element:
 def find(root, tag=None, **attrs):
     """All elements with the given tag (any if None) whose attributes (data_x -> data-x) match."""
     want = {k.rstrip("_").replace("_", "-"): str(v) for k, v in attrs.items()}
-    return [el for el in root.iter() if (tag is None or el.tag == tag)
-            and all(el.get(k) == v for k, v in want.items())]
+    return [el for el in root.iter() if (tag is None or el.tag == tag) and all(el.get(k) == v for k, v in want.items())]
 
 
 def classes(el) -> set[str]:
@@ -87,11 +87,12 @@ def run(**changes):
 
 # --- routing: the lines --------------------------------------------------------------------------
 
+
 def test_routing_draws_one_line_per_key_for_the_selected_head_with_the_traces_weights():
     s, c = run(query=2, head=1)
     root = parse(routing.render(s, c, HEADS))
     n = len(c.tokens)
-    svg, = find(root, "svg", data_view="routing")
+    (svg,) = find(root, "svg", data_view="routing")
     assert svg.get("role") == "img" and svg.get("aria-label")
     lines = find(svg, "path", class_="route")
     assert len(lines) == n
@@ -110,14 +111,14 @@ def test_heavier_weights_draw_thicker_and_more_opaque_lines():
     widths = [float(p.get("stroke-width")) for p in by_weight]
     opacities = [float(p.get("stroke-opacity")) for p in by_weight]
     assert widths == sorted(widths) and opacities == sorted(opacities)
-    assert widths[-1] > widths[0]   # the default sentence's query does prefer one key
+    assert widths[-1] > widths[0]  # the default sentence's query does prefer one key
 
 
 def test_key_groups_carry_index_weight_and_a_keyboard_reachable_tooltip():
     """Keys are cells (i = query, j) of a roving-tabindex grid: one tab stop, arrows move, each has a tip."""
     s, c = run(query=3, head=2)
     root = parse(routing.render(s, c, HEADS))
-    svg, = find(root, "svg", data_view="routing")
+    (svg,) = find(root, "svg", data_view="routing")
     assert svg.get("data-grid") is not None
     keys = [g for g in find(root, "g") if "key" in classes(g)]
     assert [int(g.get("data-j")) for g in keys] == list(range(len(c.tokens)))
@@ -152,7 +153,7 @@ def test_all_heads_mode_draws_every_head_to_every_key_in_its_colour_with_a_legen
         h, j = int(p.get("data-h")), int(p.get("data-j"))
         assert p.get("stroke") == colors.HEAD_COLORS[h]
         assert float(p.get("data-weight")) == pytest.approx(c.trace.weights[h, 5, j], abs=1e-12)
-    legend, = find(root, "ul", class_="head-legend")
+    (legend,) = find(root, "ul", class_="head-legend")
     legend_text = text_of(legend)
     for h in range(H):
         assert HEADS[h].name in legend_text
@@ -183,7 +184,7 @@ def test_causal_mask_hides_future_keys_from_lines_and_from_the_sum():
         assert (g.get("data-masked") == "true") == future
     rows = [li for li in find(root, "li") if "value-row" in classes(li) and li.get("data-j") is not None]
     assert [int(li.get("data-j")) for li in rows] == list(range(q + 1))
-    masked, = find(root, "li", class_="value-row is-masked")
+    (masked,) = find(root, "li", class_="value-row is-masked")
     assert int(masked.get("data-masked-count")) == n - 1 - q
     # all heads + causal: H lines for each visible key only
     s2, c2 = run(causal=True, query=q, routing_all_heads=True)
@@ -191,6 +192,7 @@ def test_causal_mask_hides_future_keys_from_lines_and_from_the_sum():
 
 
 # --- routing: the synthesis strips ------------------------------------------------------------------
+
 
 def test_each_value_strip_is_the_weight_times_the_traces_value_vector():
     s, c = run(query=5, head=0)
@@ -201,10 +203,10 @@ def test_each_value_strip_is_the_weight_times_the_traces_value_vector():
         j = int(li.get("data-j"))
         w = c.trace.weights[0, 5, j]
         assert float(li.get("data-weight")) == pytest.approx(w, abs=1e-12)
-        strip, = find(li, "svg")
+        (strip,) = find(li, "svg")
         assert int(strip.get("data-dims")) == c.trace.d_head
         np.testing.assert_allclose(values_of(strip), w * c.trace.v[0, j], atol=1e-11)
-        assert pct(w) in text_of(li)          # the printed percentage is the trace's weight
+        assert pct(w) in text_of(li)  # the printed percentage is the trace's weight
         assert int(strip.get("data-key")) == j and c.tokens[j] in strip.get("data-tip")
 
 
@@ -212,7 +214,7 @@ def test_context_vector_strip_is_the_traces_head_output_and_the_sum_of_the_strip
     for head in range(model.CONFIG.n_heads):
         s, c = run(query=1, head=head)
         root = parse(routing.render(s, c, HEADS))
-        z, = find(root, "svg", data_view="context-vector")
+        (z,) = find(root, "svg", data_view="context-vector")
         assert int(z.get("data-head")) == head and int(z.get("data-query")) == 1
         np.testing.assert_allclose(values_of(z), c.trace.head_outputs[head, 1], atol=1e-11)
         drawn = [values_of(sv) for sv in find(root, "svg") if sv.get("data-key") is not None]
@@ -224,10 +226,10 @@ def test_context_vector_strip_is_the_traces_head_output_and_the_sum_of_the_strip
 def test_strips_form_one_keyboard_column_ending_at_the_context_vector():
     """One tab stop for all strips; ↑/↓ (data-i) walk the rows in order and end on Z_i."""
     s, c = run(causal=True, query=4)
-    synthesis, = find(parse(routing.render(s, c, HEADS)), "div", class_="synthesis")
+    (synthesis,) = find(parse(routing.render(s, c, HEADS)), "div", class_="synthesis")
     assert synthesis.get("data-grid") is not None
     cells = [sv for sv in synthesis.iter("svg") if sv.get("data-grid-cell") is not None]
-    assert [int(sv.get("data-i")) for sv in cells] == list(range(4 + 2))     # keys 0..4, then Z_i
+    assert [int(sv.get("data-i")) for sv in cells] == list(range(4 + 2))  # keys 0..4, then Z_i
     assert {sv.get("data-j") for sv in cells} == {"0"}
     assert [sv.get("tabindex") for sv in cells].count("0") == 1
     assert cells[-1].get("data-view") == "context-vector"
@@ -235,7 +237,11 @@ def test_strips_form_one_keyboard_column_ending_at_the_context_vector():
 
 def test_first_row_has_no_plus_and_the_others_do():
     s, c = run()
-    ops = [text_of(li.find("span")) for li in find(parse(routing.render(s, c, HEADS)), "li") if li.get("data-j") is not None]
+    ops = [
+        text_of(li.find("span"))
+        for li in find(parse(routing.render(s, c, HEADS)), "li")
+        if li.get("data-j") is not None
+    ]
     assert ops[0] == "" and set(ops[1:]) == {"+"}
 
 
@@ -250,13 +256,14 @@ def test_routing_has_a_screen_reader_table_of_the_weights():
 
 # --- the diverging scale and strip drawing --------------------------------------------------------
 
+
 def test_diverging_scale_is_centred_on_zero_signed_and_clamped():
-    assert routing.diverging(0.0, 2.0)[1] == 0
-    assert routing.diverging(-1.0, 2.0) == ("dv-neg", 0.5)
-    assert routing.diverging(1.0, 2.0) == ("dv-pos", 0.5)
-    assert routing.diverging(5.0, 2.0) == ("dv-pos", 1.0)
-    assert routing.diverging(-5.0, 2.0) == ("dv-neg", 1.0)
-    assert routing.diverging(1.0, 0.0)[1] == 0     # an all-zero picture draws nothing, no division by 0
+    assert colors.diverging(0.0, 2.0)[1] == 0
+    assert colors.diverging(-1.0, 2.0) == ("dv-neg", 0.5)
+    assert colors.diverging(1.0, 2.0) == ("dv-pos", 0.5)
+    assert colors.diverging(5.0, 2.0) == ("dv-pos", 1.0)
+    assert colors.diverging(-5.0, 2.0) == ("dv-neg", 1.0)
+    assert colors.diverging(1.0, 0.0)[1] == 0  # an all-zero picture draws nothing, no division by 0
 
 
 def _cells(strip: ET.Element) -> list[tuple[str, float]]:
@@ -286,11 +293,12 @@ def test_strip_paints_each_cell_with_its_values_sign_and_magnitude():
 
 # --- multi-head output ------------------------------------------------------------------------------
 
+
 def test_head_segments_are_the_head_outputs_and_together_the_traces_concat():
     s, c = run(query=4)
     root = parse(multihead.render(s, c, HEADS))
     H, d_head = c.trace.n_heads, c.trace.d_head
-    concat, = find(root, "div", data_view="concat")
+    (concat,) = find(root, "div", data_view="concat")
     segs = [sv for sv in concat.iter("svg") if sv.get("data-h") is not None]
     assert [int(sv.get("data-h")) for sv in segs] == list(range(H))
     for h, sv in enumerate(segs):
@@ -305,7 +313,7 @@ def test_head_segments_are_the_head_outputs_and_together_the_traces_concat():
 def test_projection_output_strip_is_the_traces_attention_output():
     for q in (0, 2):
         s, c = run(query=q)
-        out, = find(parse(multihead.render(s, c, HEADS)), "svg", data_view="attn-out")
+        (out,) = find(parse(multihead.render(s, c, HEADS)), "svg", data_view="attn-out")
         assert int(out.get("data-dims")) == c.trace.attn_out.shape[1]
         np.testing.assert_allclose(values_of(out), c.trace.attn_out[q], atol=1e-11)
         assert out.get("tabindex") == "0" and out.get("data-tip")
@@ -318,13 +326,13 @@ def test_shapes_and_dimensions_are_labelled_from_the_model():
     d_model, d_head, H = model.CONFIG.d_model, model.CONFIG.d_head, model.CONFIG.n_heads
     rows, cols = c.params.w_o.shape
     shape_labels = [mt.get("aria-label") for mt in root.iter("math")]
-    assert f"{rows} by {cols}" in shape_labels           # W^O [d_model × d_model]
-    assert f"1 by {d_model}" in shape_labels             # the concat and the output rows
+    assert f"{rows} by {cols}" in shape_labels  # W^O [d_model × d_model]
+    assert f"1 by {d_model}" in shape_labels  # the concat and the output rows
     text = text_of(root)
     assert f"d_model = {d_model}" in text
-    assert text.count(f"d_head = {d_head}") >= H         # every head segment says its width
+    assert text.count(f"d_head = {d_head}") >= H  # every head segment says its width
     for h in range(H):
-        assert f"{h * d_head}–{(h + 1) * d_head - 1}" in text   # which concat dims each head fills
+        assert f"{h * d_head}–{(h + 1) * d_head - 1}" in text  # which concat dims each head fills
         assert HEADS[h].name in text
 
 
@@ -332,12 +340,12 @@ def test_multihead_formula_is_mathml_not_latex():
     s, c = run()
     markup = multihead.render(s, c, HEADS)
     root = parse(markup)
-    formula, = find(root, "p", class_="mh-formula")
+    (formula,) = find(root, "p", class_="mh-formula")
     maths = list(formula.iter("math"))
     assert maths
     mi = [el.text for mt in maths for el in mt.iter("mi")]
     assert {"MultiHead", "Concat", "Q", "K", "V", "W", "O"} <= set(mi)
-    assert any(el.tag == "msup" for mt in maths for el in mt.iter())   # W^O is a superscript
+    assert any(el.tag == "msup" for mt in maths for el in mt.iter())  # W^O is a superscript
     assert "\\" not in markup and "$" not in markup
 
 
@@ -345,7 +353,7 @@ def test_head_segment_tooltips_name_the_head_and_its_dims():
     s, c = run()
     root = parse(multihead.render(s, c, HEADS))
     for h in range(c.trace.n_heads):
-        sv, = [el for el in find(root, "svg") if el.get("data-h") == str(h)]
+        (sv,) = [el for el in find(root, "svg") if el.get("data-h") == str(h)]
         tip = sv.get("data-tip")
         assert HEADS[h].name in tip and f"d_head = {c.trace.d_head}" in tip
         assert sv.get("tabindex") == "0" and sv.get("role") == "img"
@@ -353,20 +361,22 @@ def test_head_segment_tooltips_name_the_head_and_its_dims():
 
 # --- hostile text and well-formedness ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("view", [routing, multihead], ids=["routing", "multihead"])
-@pytest.mark.parametrize("changes", [dict(), dict(routing_all_heads=True), dict(causal=True)],
-                         ids=["one-head", "all-heads", "causal"])
+@pytest.mark.parametrize(
+    "changes", [dict(), dict(routing_all_heads=True), dict(causal=True)], ids=["one-head", "all-heads", "causal"]
+)
 def test_reader_text_is_escaped_and_markup_is_well_formed(view, changes):
     """Tokens such as '<', '"' and '&' reach the markup only as entities; the markup stays well-formed."""
     s, c = run(text=HOSTILE, **changes)
     q = next(i for i, t in enumerate(c.tokens) if "<" in t)
-    s, c = run(text=HOSTILE, query=q, **changes)   # the query token is named in both panels
+    s, c = run(text=HOSTILE, query=q, **changes)  # the query token is named in both panels
     markup = view.render(s, c, HEADS)
     assert "<img" not in markup
     assert "&lt;" in markup
-    if view is routing:          # every token is drawn here, the quote and ampersand too
+    if view is routing:  # every token is drawn here, the quote and ampersand too
         assert "&quot;" in markup and "&amp;" in markup
-    root = parse(markup)         # raises if a token broke the structure
+    root = parse(markup)  # raises if a token broke the structure
     assert not any(el.tag in {"img", "script"} for el in root.iter())
 
 
@@ -402,4 +412,4 @@ def test_output_bias_is_named_in_the_formula_only_when_the_model_has_one():
     root = parse(multihead.render(s, biased, HEADS))
     labels = [mt.get("aria-label") or "" for mt in root.iter("math")]
     assert any(lb.endswith("W^O + b^O") for lb in labels)
-    assert str(c.params.w_o.shape[1]) in labels          # b^O's shape [d_model] is labelled too
+    assert str(c.params.w_o.shape[1]) in labels  # b^O's shape [d_model] is labelled too

@@ -6,6 +6,7 @@ variance of N draws has standard deviation sqrt((2 d_k² + 6 d_k) / N) (from E[(
 3 d_k² + 6 d_k for standard normal entries). The views are checked against the trace and the
 embedding: every number they print must be the one the model computed.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,19 +19,22 @@ from base64 import b64decode
 import numpy as np
 import pytest
 
-from markup_tree import by_class, parse
-
 from attention_explorer import demos, state as st
 from attention_explorer.models import designed as model
 from attention_explorer.views import embedding, why
+from markup_tree import by_class, parse
 
 HOSTILE = '<img src=x onerror=alert(1)> "quotes" & 😀 שלום'
-LONG = "When the old farmer came home after a long day in the fields, his tired dogs ran to the gate because they had missed him all afternoon."
+LONG = (
+    "When the old farmer came home after a long day in the fields, his tired dogs ran to the gate because they had "
+    "missed him all afternoon."
+)
 
 
 # --------------------------------------------------------------------------
 # helpers: a tiny DOM from the markup (attribute values come back unescaped)
 # --------------------------------------------------------------------------
+
 
 def computed(**kw):
     s = st.State(**kw)
@@ -53,9 +57,9 @@ def decode_png_alpha(uri: str) -> np.ndarray:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width = 8, b"", None
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
         assert crc == zlib.crc32(kind + body) & 0xFFFFFFFF, f"bad CRC in {kind!r}"
         if kind == b"IHDR":
             width, height, depth, colour = struct.unpack(">IIBB", body[:10])
@@ -65,7 +69,7 @@ def decode_png_alpha(uri: str) -> np.ndarray:
         pos += 12 + length
     raw = zlib.decompress(idat)
     stride = 1 + 2 * width
-    rows = [raw[r * stride:(r + 1) * stride] for r in range(height)]
+    rows = [raw[r * stride : (r + 1) * stride] for r in range(height)]
     assert all(row[0] == 0 for row in rows), "filter type 0 on every row"
     px = np.array([list(row[1:]) for row in rows], dtype=np.uint8).reshape(height, width, 2)
     assert (px[..., 0] == 255).all(), "mask pixels are white; only alpha carries the value"
@@ -76,9 +80,10 @@ def decode_png_alpha(uri: str) -> np.ndarray:
 # demos.py: the maths of the √d_k demonstration
 # ==========================================================================
 
+
 def sample_var_sd(d_k, n):
     """Standard deviation of the sample variance of n draws of q·k (normal entries)."""
-    return math.sqrt((2 * d_k ** 2 + 6 * d_k) / n)
+    return math.sqrt((2 * d_k**2 + 6 * d_k) / n)
 
 
 @pytest.mark.parametrize("d_k", [1, 2, 4, 16, 64, 256, 512])
@@ -107,7 +112,7 @@ def test_variance_grows_with_dk_and_scaled_stays_flat():
     var, var_scaled = demos.variance_by_dk()
     assert var.shape == var_scaled.shape == (demos.MAX_DK,)
     dks = np.arange(1, demos.MAX_DK + 1)
-    tol = 5 * np.sqrt((2 * dks ** 2 + 6 * dks) / demos.N_PAIRS)
+    tol = 5 * np.sqrt((2 * dks**2 + 6 * dks) / demos.N_PAIRS)
     assert np.all(np.abs(var - dks) < tol)
     assert np.all(np.abs(var_scaled - 1) < tol / dks)
     assert var[511] > 100 * var[1], "at 512 dims the spread is hundreds of times that at 2"
@@ -193,6 +198,7 @@ def test_demo_arrays_are_read_only_and_dk_is_validated():
 # embedding.py
 # ==========================================================================
 
+
 def cells(strip):
     return [n for n in strip.iter() if n.has_class("strip-cell")]
 
@@ -227,7 +233,7 @@ def test_embedding_x_strip_equals_trace_input():
             expect = c.embedding.token[s.query, a] + c.embedding.position[s.query, a]
             assert x[a] == pytest.approx(expect)
         else:  # a merged run is only allowed where all three vectors are zero
-            assert not np.any(x[a:a + w]) and not np.any(c.embedding.position[s.query, a:a + w])
+            assert not np.any(x[a : a + w]) and not np.any(c.embedding.position[s.query, a : a + w])
             assert cell.attrs["data-dims"] == f"{a}-{a + w - 1}"
     assert covered == list(range(c.trace.x.shape[1]))
 
@@ -274,11 +280,12 @@ def test_embedding_has_formulas_legend_and_accessible_parts():
     for grid in [n for n in root.iter() if "data-grid" in n.attrs]:  # one Tab stop per strip
         assert [n.attrs.get("tabindex") for n in grid.iter() if "data-grid-cell" in n.attrs].count("0") == 1
     # the numbers as a table, on request (an inert template until the reader opens the <details>)
-    folded, = root.find_all("details", data_keep="embedding-table")
+    (folded,) = root.find_all("details", data_keep="embedding-table")
     rows = folded.find_all("template", data_on_open=True)[0].find_all("tr")[1:]  # after the header row
     emb, q = c.embedding, s.query
     assert [int(r.find_all("td")[0].all_text()) for r in rows] == [
-        d for d in range(len(emb.x[q])) if emb.x[q][d] or emb.token[q][d] or emb.position[q][d]]
+        d for d in range(len(emb.x[q])) if emb.x[q][d] or emb.token[q][d] or emb.position[q][d]
+    ]
     ids = [n.attrs["id"] for n in root.iter() if "id" in n.attrs]
     assert len(ids) == len(set(ids)) and all(i.startswith("emb-") for i in ids)
 
@@ -298,12 +305,21 @@ def test_embedding_escapes_hostile_tokens():
 # why.py: Q/K/V lookup
 # ==========================================================================
 
+
 def lookup_rows(root):
     return [n for n in root.find_all("tr") if n.has_class("qkv-row")]
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(head=1, query=2), dict(head=2, temperature=2.5),
-                                dict(head=3, query=1, dk_scale=3.0), dict(text=LONG, query=20)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(head=1, query=2),
+        dict(head=2, temperature=2.5),
+        dict(head=3, query=1, dk_scale=3.0),
+        dict(text=LONG, query=20),
+    ],
+)
 def test_lookup_numbers_are_the_traces(kw):
     """Each key's score, scaled score and weight are trace.scores/scaled_scores/weights[h, i, j]."""
     s, c = computed(**kw)
@@ -358,8 +374,11 @@ def test_lookup_with_causal_mask_hides_future_keys():
     masked = [int(r.attrs["data-j"]) for r in rows if r.attrs.get("data-masked") == "true"]
     assert masked == list(range(4, len(c.tokens)))
     assert all(not c.trace.mask[3, j] for j in masked)
-    assert all(float(r.attrs["data-weight"]) == c.trace.weights[s.head, 3, int(r.attrs["data-j"])] == 0
-               for r in rows if r.attrs.get("data-masked"))
+    assert all(
+        float(r.attrs["data-weight"]) == c.trace.weights[s.head, 3, int(r.attrs["data-j"])] == 0
+        for r in rows
+        if r.attrs.get("data-masked")
+    )
     assert all(r.attrs.get("data-hard") != "1" for r in rows if r.attrs.get("data-masked"))
 
 
@@ -377,6 +396,7 @@ def test_lookup_escapes_hostile_tokens():
 # ==========================================================================
 # why.py: the √d_k demo and its control
 # ==========================================================================
+
 
 @pytest.mark.parametrize("d_k", [1, 8, 64, 512])
 def test_scale_demo_prints_the_demo_numbers(d_k):
@@ -466,8 +486,12 @@ def test_scale_demo_controls_markup():
 def test_views_compose_without_id_clashes():
     """All three panels and the control in one page: ids are unique (SVG masks are prefixed)."""
     s, c = computed(text=LONG, query=4)
-    markup = (embedding.render(s, c) + why.render_qkv_lookup(s, c, model.HEADS)
-              + why.render_scale_demo(s, c) + why.render_scale_demo_controls(s, model.CONFIG.d_head))
+    markup = (
+        embedding.render(s, c)
+        + why.render_qkv_lookup(s, c, model.HEADS)
+        + why.render_scale_demo(s, c)
+        + why.render_scale_demo_controls(s, model.CONFIG.d_head)
+    )
     ids = re.findall(r'\sid="([^"]+)"', markup)
     assert len(ids) == len(set(ids))
     parse(markup)  # well nested

@@ -1,5 +1,6 @@
 """The GitHub workflow (.github/workflows/ci.yml): the README's test command on every push and pull
 request, on a fresh Debian machine, and the Pages deploy only after it passes, only from main."""
+
 from __future__ import annotations
 
 from pathlib import Path

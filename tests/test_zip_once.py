@@ -1,4 +1,5 @@
 """zip_once: modules imported from a zip are read from it once, with the same code, file and fallbacks."""
+
 from __future__ import annotations
 
 import importlib
@@ -58,7 +59,8 @@ def reads(monkeypatch):
 def import_all():
     modules = {name: importlib.import_module(f"{PACKAGE}.{name}") for name in ("compiled", "plain", "stale")}
     return {name: (m.WHO, m.__file__) for name, m in modules.items()} | {
-        "package": (sys.modules[PACKAGE].WHO, sys.modules[PACKAGE].__file__)}
+        "package": (sys.modules[PACKAGE].WHO, sys.modules[PACKAGE].__file__)
+    }
 
 
 def forget(path):

@@ -9,6 +9,7 @@ to check that nothing outside models/ assumes the designed model's sizes or name
     with toy_model.registered():   # models.MODELS gains "toy" for the block
         ...
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -16,8 +17,7 @@ import contextlib
 import numpy as np
 
 from attention_explorer import core, models, tokens
-from attention_explorer.models.base import (DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun,
-                                            Preset)
+from attention_explorer.models.base import DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun, Preset
 
 D_MODEL, N_HEADS, D_K, D_FF, N_LAYERS = 24, 3, 8, 40, 2
 MAX_TOKENS = 12
@@ -25,30 +25,55 @@ SPECIAL = "[CLS]"
 
 
 def _heads(layer: int) -> tuple:
-    return tuple(HeadInfo(f"L{layer + 1} head {h + 1}", f"l{layer}h{h}", f"Toy head {h + 1} of layer {layer + 1}.")
-                 for h in range(N_HEADS))
+    return tuple(
+        HeadInfo(f"L{layer + 1} head {h + 1}", f"l{layer}h{h}", f"Toy head {h + 1} of layer {layer + 1}.")
+        for h in range(N_HEADS)
+    )
 
 
 DESCRIPTION = ModelDescription(
-    id="toy", name="Toy model (2 layers × 3 heads)", about="Random weights, for tests.",
-    n_layers=N_LAYERS, heads=tuple(_heads(l) for l in range(N_LAYERS)),
-    d_model=D_MODEL, d_k=D_K, d_ff=D_FF, activations=("gelu",), max_tokens=MAX_TOKENS,
+    id="toy",
+    name="Toy model (2 layers × 3 heads)",
+    about="Random weights, for tests.",
+    n_layers=N_LAYERS,
+    heads=tuple(_heads(l) for l in range(N_LAYERS)),
+    d_model=D_MODEL,
+    d_k=D_K,
+    d_ff=D_FF,
+    activations=("gelu",),
+    max_tokens=MAX_TOKENS,
     dim_names=tuple(f"toy {d}" if d < 12 else "" for d in range(D_MODEL)),
-    dim_regions=(DimRegion(0, 12, "features", "features", "toy features"),
-                 DimRegion(12, D_MODEL, "position", "position code", "toy positions")),
+    dim_regions=(
+        DimRegion(0, 12, "features", "features", "toy features"),
+        DimRegion(12, D_MODEL, "position", "position code", "toy positions"),
+    ),
     unit_names=("",) * D_FF,
     presets=(Preset("toy-one", "A toy sentence", "the toy sees the toy", "Anything.", 2),),
-    default_text="the toy sees the toy", default_query=2,
+    default_text="the toy sees the toy",
+    default_query=2,
 )
 
 
 def _params(rng) -> core.BlockParams:
     w = lambda *shape: rng.normal(0.0, 0.4, shape)  # noqa: E731
     return core.BlockParams(
-        w_q=w(D_MODEL, D_MODEL), w_k=w(D_MODEL, D_MODEL), w_v=w(D_MODEL, D_MODEL), w_o=w(D_MODEL, D_MODEL),
-        b_q=w(D_MODEL), b_k=w(D_MODEL), b_v=w(D_MODEL), b_o=w(D_MODEL),
-        ln1_gamma=1.0 + w(D_MODEL), ln1_beta=w(D_MODEL), w_1=w(D_MODEL, D_FF), b_1=w(D_FF),
-        w_2=w(D_FF, D_MODEL), b_2=w(D_MODEL), ln2_gamma=1.0 + w(D_MODEL), ln2_beta=w(D_MODEL))
+        w_q=w(D_MODEL, D_MODEL),
+        w_k=w(D_MODEL, D_MODEL),
+        w_v=w(D_MODEL, D_MODEL),
+        w_o=w(D_MODEL, D_MODEL),
+        b_q=w(D_MODEL),
+        b_k=w(D_MODEL),
+        b_v=w(D_MODEL),
+        b_o=w(D_MODEL),
+        ln1_gamma=1.0 + w(D_MODEL),
+        ln1_beta=w(D_MODEL),
+        w_1=w(D_MODEL, D_FF),
+        b_1=w(D_FF),
+        w_2=w(D_FF, D_MODEL),
+        b_2=w(D_MODEL),
+        ln2_gamma=1.0 + w(D_MODEL),
+        ln2_beta=w(D_MODEL),
+    )
 
 
 class ToyModel:
@@ -87,8 +112,9 @@ class ToyModel:
             traces.append(trace)
             x = trace.out
         tags = tuple(("special",) if t == SPECIAL else ("word",) for t in toks)
-        return ModelRun(tokens=tuple(toks), token_tags=tags, special=(0,), embedding=emb,
-                        layers=tuple(traces), params=self._params)
+        return ModelRun(
+            tokens=tuple(toks), token_tags=tags, special=(0,), embedding=emb, layers=tuple(traces), params=self._params
+        )
 
 
 MODEL = ToyModel()

@@ -62,6 +62,7 @@ ACTIVATIONS = ("relu", "gelu", "swiglu")
 # validation helpers (every message starts with the argument's name)
 # --------------------------------------------------------------------------
 
+
 def _float(name, x, ndim=None):  # any -> float32 ndarray if x is one, else float64 ndarray
     try:
         a = np.asarray(x)
@@ -126,6 +127,7 @@ def _check_activation(activation, allowed):
 # building blocks
 # --------------------------------------------------------------------------
 
+
 def _matmul(x, w):  # [..., d_in], [d_in, d_out] -> [..., d_out]: x @ w for a weight matrix w
     # Pyodide's NumPy has no BLAS: there matmul falls back to a strided loop, while einsum runs contiguous
     # inner products about twice as fast (measured in Pyodide, float32 [16, 384] @ [384, 1536]: 4.4 ms vs
@@ -173,8 +175,9 @@ def _support(w):  # [d_in, d_out] -> None | (rows [r], cols [c], w[rows][:, cols
     def scan():
         nonzero = w != 0
         rows, cols = np.flatnonzero(nonzero.any(axis=1)), np.flatnonzero(nonzero.any(axis=0))
-        return ((rows, cols, np.ascontiguousarray(w[np.ix_(rows, cols)]))
-                if 4 * len(rows) * len(cols) <= w.size else None)
+        return (
+            (rows, cols, np.ascontiguousarray(w[np.ix_(rows, cols)])) if 4 * len(rows) * len(cols) <= w.size else None
+        )
 
     return _kept("support", (w,), scan)
 
@@ -211,7 +214,9 @@ def causal_mask(n):  # int -> [n, n] bool
     return np.tril(np.ones((n, n), dtype=bool))  # token i sees tokens 0..i
 
 
-def scaled_dot_product_attention(q, k, v, *, temperature=1.0, scale=None, mask=None):  # [..., n_q, d_k], [..., n_k, d_k], [..., n_k, d_v] -> ([..., n_q, d_v], [..., n_q, n_k])
+def scaled_dot_product_attention(
+    q, k, v, *, temperature=1.0, scale=None, mask=None
+):  # [..., n_q, d_k], [..., n_k, d_k], [..., n_k, d_v] -> ([..., n_q, d_v], [..., n_q, n_k])
     # mask: bool, broadcastable to [..., n_q, n_k], True = may attend
     _, _, weights, z, _ = _attention(q, k, v, temperature, scale, mask)
     return z, weights
@@ -264,8 +269,9 @@ def _custom_attention(attention_fn, q, k, v, mask, temperature, scale):
         q_h, k_h, v_h, mask_h = (np.array(a[h]) for a in (q, k, v, mask))
         out = attention_fn(q_h, k_h, v_h, mask_h, temperature, scale, h)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise ValueError(f"attention_fn must return a pair (z, weights); for head {h} it returned "
-                             f"{type(out).__name__}")
+            raise ValueError(
+                f"attention_fn must return a pair (z, weights); for head {h} it returned {type(out).__name__}"
+            )
         z.append(_custom_result("z", out[0], h, (n_q, d_v), dtype))
         weights.append(_custom_result("weights", out[1], h, (n_q, n_k), dtype))
     return np.stack(weights), np.stack(z)
@@ -291,15 +297,32 @@ def merge_heads(x):  # [n_heads, n, d_head] -> [n, n_heads * d_head]
     return x.transpose(1, 0, 2).reshape(n, n_heads * d_head)
 
 
-def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None,
-                         temperature=1.0, scale=None, mask=None):  # [n, d_model] -> ([n, d_model], [n_heads, n, n])
+def multi_head_attention(
+    x, w_q, w_k, w_v, w_o, n_heads, *, b_q=None, b_k=None, b_v=None, b_o=None, temperature=1.0, scale=None, mask=None
+):  # [n, d_model] -> ([n, d_model], [n_heads, n, n])
     # w_* [d_model, d_model], b_* [d_model] (None = 0), mask bool broadcastable to [n_heads, n, n]
     t = _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask)
     return t["attn_out"], t["weights"]
 
 
-def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale, mask, qkv=None, head_mask=None,
-         attention_fn=None):
+def _mha(
+    x,
+    w_q,
+    w_k,
+    w_v,
+    w_o,
+    n_heads,
+    b_q,
+    b_k,
+    b_v,
+    b_o,
+    temperature,
+    scale,
+    mask,
+    qkv=None,
+    head_mask=None,
+    attention_fn=None,
+):
     # -> dict of every intermediate of multi_head_attention; qkv: (q, k, v) already projected from this x;
     # head_mask: bool [n_heads] (None = all on), an off head's output z is 0 before W_O;
     # attention_fn: each head's weights and z come from it (see the module docstring), head_mask still applies
@@ -312,8 +335,9 @@ def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale,
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
         ws[name] = _float(name, w)
         _check_shape(name, ws[name], (d_model, d_model))
-    bs = {name: _bias(name, b, d_model, x.dtype)
-          for name, b in (("b_q", b_q), ("b_k", b_k), ("b_v", b_v), ("b_o", b_o))}
+    bs = {
+        name: _bias(name, b, d_model, x.dtype) for name, b in (("b_q", b_q), ("b_k", b_k), ("b_v", b_v), ("b_o", b_o))
+    }
     if qkv is None:
         q, k, v = (split_heads(_matmul(x, ws[f"w_{c}"]) + bs[f"b_{c}"], n_heads) for c in "qkv")  # [n_heads, n, d_head]
     else:
@@ -327,8 +351,19 @@ def _mha(x, w_q, w_k, w_v, w_o, n_heads, b_q, b_k, b_v, b_o, temperature, scale,
             heads = heads * on[:, None, None].astype(heads.dtype)  # [n_heads, n, d_head], off heads all 0
     concat = merge_heads(heads)  # [n, d_model]
     attn_out = _matmul(concat, ws["w_o"]) + bs["b_o"]
-    return dict(q=q, k=k, v=v, scores=scores, scaled_scores=scaled, weights=weights, head_outputs=heads,
-                concat=concat, attn_out=attn_out, scale=scale, d_head=d_model // n_heads)
+    return dict(
+        q=q,
+        k=k,
+        v=v,
+        scores=scores,
+        scaled_scores=scaled,
+        weights=weights,
+        head_outputs=heads,
+        concat=concat,
+        attn_out=attn_out,
+        scale=scale,
+        d_head=d_model // n_heads,
+    )
 
 
 def _head_mask(head_mask, n_heads):  # -> bool [n_heads], True = the head is on
@@ -372,7 +407,7 @@ def attention_rollout(layer_weights, upto=None):  # [[n_heads, n, n] per layer],
     dtype = np.result_type(*mats)  # float32 stays float32 (the module's contract)
     eye = np.eye(n, dtype=dtype)
     rollout = eye
-    for w in mats[:last + 1]:
+    for w in mats[: last + 1]:
         a = 0.5 * w.mean(axis=0) + 0.5 * eye  # [n, n]
         a = a / a.sum(axis=-1, keepdims=True)  # a fully masked row still has its ½ on the diagonal
         rollout = a @ rollout  # later layers on the left: Ã_l ⋯ Ã_0
@@ -465,7 +500,9 @@ def _ffn_weights(x, w_1, w_2):  # -> (x [..., d_model], w_1 [d_model, d_ff], w_2
     return x, w_1, w_2, d_ff
 
 
-def feed_forward(x, w_1, b_1, w_2, b_2, activation="gelu"):  # [n, d_model], [d_model, d_ff], [d_ff], [d_ff, d_model], [d_model] -> [n, d_model]
+def feed_forward(
+    x, w_1, b_1, w_2, b_2, activation="gelu"
+):  # [n, d_model], [d_model, d_ff], [d_ff], [d_ff, d_model], [d_model] -> [n, d_model]
     _check_activation(activation, ("relu", "gelu"))
     x, w_1, w_2, d_ff = _ffn_weights(x, w_1, w_2)
     b_1, b_2 = _bias("b_1", b_1, d_ff, x.dtype), _bias("b_2", b_2, x.shape[-1], x.dtype)
@@ -473,7 +510,9 @@ def feed_forward(x, w_1, b_1, w_2, b_2, activation="gelu"):  # [n, d_model], [d_
     return _matmul(act(_matmul(x, w_1) + b_1), w_2) + b_2
 
 
-def swiglu(x, w_1, w_gate, w_2):  # [n, d_model], up [d_model, d_ff], gate [d_model, d_ff], down [d_ff, d_model] -> [n, d_model]
+def swiglu(
+    x, w_1, w_gate, w_2
+):  # [n, d_model], up [d_model, d_ff], gate [d_model, d_ff], down [d_ff, d_model] -> [n, d_model]
     x, w_1, w_2, d_ff = _ffn_weights(x, w_1, w_2)
     w_gate = _float("w_gate", w_gate)
     _check_shape("w_gate", w_gate, w_1.shape)
@@ -492,6 +531,7 @@ def sinusoidal_positional_encoding(n, d_model):  # int, int -> [n, d_model]
 # --------------------------------------------------------------------------
 # the transformer block and its trace
 # --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, eq=False)
 class BlockParams:
@@ -611,8 +651,11 @@ def _wired_units(w_1, w_gate):  # [d_model, d_ff], None | [d_model, d_ff] -> boo
     # The units with any nonzero input weight; kept for read-only weights (_kept: scanning w_1 took
     # ~1 ms of each move in Pyodide).
     arrays = (w_1,) if w_gate is None else (w_1, w_gate)
-    return _kept("wired", arrays, lambda: np.any(w_1 != 0, axis=0)
-                 | (np.any(w_gate != 0, axis=0) if w_gate is not None else False))
+    return _kept(
+        "wired",
+        arrays,
+        lambda: np.any(w_1 != 0, axis=0) | (np.any(w_gate != 0, axis=0) if w_gate is not None else False),
+    )
 
 
 def _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation):  # [n, d_model], ... -> (pre, gate, act, out)
@@ -663,12 +706,26 @@ def project_qkv(x, params, n_heads):  # [n, d_model], BlockParams, int -> ([n_he
     n_heads = _positive_int("n_heads", n_heads)
     d_model = x.shape[1]
     p = params
-    return tuple(split_heads(_matmul(x, _float(f"w_{c}", w)) + _bias(f"b_{c}", b, d_model, x.dtype), n_heads)
-                 for c, w, b in (("q", p.w_q, p.b_q), ("k", p.w_k, p.b_k), ("v", p.w_v, p.b_v)))
+    return tuple(
+        split_heads(_matmul(x, _float(f"w_{c}", w)) + _bias(f"b_{c}", b, d_model, x.dtype), n_heads)
+        for c, w, b in (("q", p.w_q, p.b_q), ("k", p.w_k, p.b_k), ("v", p.w_v, p.b_v))
+    )
 
 
-def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=None, activation="gelu", eps=1e-5, qkv=None,
-                      head_mask=None, attention_fn=None):  # [n, d_model] -> BlockTrace
+def transformer_block(
+    x,
+    params,
+    n_heads,
+    *,
+    temperature=1.0,
+    scale=None,
+    mask=None,
+    activation="gelu",
+    eps=1e-5,
+    qkv=None,
+    head_mask=None,
+    attention_fn=None,
+):  # [n, d_model] -> BlockTrace
     # params: BlockParams; mask: bool broadcastable to [n, n], shared by all heads;
     # qkv: project_qkv(x, params, n_heads) when the caller has it already (it must be of this x);
     # head_mask: bool [n_heads], False switches a head off (its z is 0 before W_O; None = all on);
@@ -683,8 +740,24 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
     mask = _bool_mask(mask, (n, n))  # one mask shared by all heads, stored in the trace
 
     # attention sublayer, post-LN (Vaswani et al. 2017): h = LayerNorm(x + MHA(x))
-    a = _mha(x, p.w_q, p.w_k, p.w_v, p.w_o, n_heads, p.b_q, p.b_k, p.b_v, p.b_o, temperature, scale, mask, qkv,
-             head_mask, attention_fn)
+    a = _mha(
+        x,
+        p.w_q,
+        p.w_k,
+        p.w_v,
+        p.w_o,
+        n_heads,
+        p.b_q,
+        p.b_k,
+        p.b_v,
+        p.b_o,
+        temperature,
+        scale,
+        mask,
+        qkv,
+        head_mask,
+        attention_fn,
+    )
     # every weight of the rest is checked now, so that reading the lazy fields can raise nothing
     ln1 = _ln_params(d_model, p.ln1_gamma, p.ln1_beta, eps, ("ln1_gamma", "ln1_beta"))
     ln2 = _ln_params(d_model, p.ln2_gamma, p.ln2_beta, eps, ("ln2_gamma", "ln2_beta"))
@@ -703,14 +776,38 @@ def transformer_block(x, params, n_heads, *, temperature=1.0, scale=None, mask=N
         ffn_pre, ffn_gate, ffn_act, ffn_out = _ffn_sublayer(h, w_1, b_1, w_gate, w_2, b_2, activation)
         resid2 = h + ffn_out
         out, ln2_mean, ln2_std = _normalize(resid2, *ln2)
-        return dict(resid1=resid1, ln1_mean=ln1_mean, ln1_std=ln1_std, ln1=h, ffn_pre=ffn_pre, ffn_gate=ffn_gate,
-                    ffn_act=ffn_act, ffn_out=ffn_out, resid2=resid2, ln2_mean=ln2_mean, ln2_std=ln2_std, out=out)
+        return dict(
+            resid1=resid1,
+            ln1_mean=ln1_mean,
+            ln1_std=ln1_std,
+            ln1=h,
+            ffn_pre=ffn_pre,
+            ffn_gate=ffn_gate,
+            ffn_act=ffn_act,
+            ffn_out=ffn_out,
+            resid2=resid2,
+            ln2_mean=ln2_mean,
+            ln2_std=ln2_std,
+            out=out,
+        )
 
     trace = BlockTrace(
-        x=x, mask=mask, temperature=float(temperature), scale=float(a["scale"]), activation=activation,
-        n_heads=int(n_heads), d_head=a["d_head"],
-        q=a["q"], k=a["k"], v=a["v"], scores=a["scores"], scaled_scores=a["scaled_scores"],
-        weights=a["weights"], head_outputs=a["head_outputs"], concat=a["concat"], attn_out=a["attn_out"],
+        x=x,
+        mask=mask,
+        temperature=float(temperature),
+        scale=float(a["scale"]),
+        activation=activation,
+        n_heads=int(n_heads),
+        d_head=a["d_head"],
+        q=a["q"],
+        k=a["k"],
+        v=a["v"],
+        scores=a["scores"],
+        scaled_scores=a["scaled_scores"],
+        weights=a["weights"],
+        head_outputs=a["head_outputs"],
+        concat=a["concat"],
+        attn_out=a["attn_out"],
         eps=float(eps),
         head_on=np.ones(int(n_heads), bool) if head_mask is None else _head_mask(head_mask, int(n_heads)),
         custom=attention_fn is not None,
@@ -725,11 +822,12 @@ class Settings:
 
     Hashable (state.py memoises runs on it); attention_fn is None there and set only for the run.
     """
-    temperature: float = 1.0          # T > 0: the softmax's temperature
+
+    temperature: float = 1.0  # T > 0: the softmax's temperature
     dk_scale: Optional[float] = None  # the scores' divisor; None: sqrt(d_k) of the block
-    causal: bool = False              # a decoder's mask: each token sees only itself and the tokens before
-    activation: str = "gelu"          # the FFN's nonlinearity (ACTIVATIONS)
-    ablated: tuple = ()               # (layer, head) pairs (0-based) whose output z is 0 before W_O
+    causal: bool = False  # a decoder's mask: each token sees only itself and the tokens before
+    activation: str = "gelu"  # the FFN's nonlinearity (ACTIVATIONS)
+    ablated: tuple = ()  # (layer, head) pairs (0-based) whose output z is 0 before W_O
     attention_fn: Optional[Callable] = None  # replaces every head's softmax (transformer_block); None: softmax
 
 
@@ -747,6 +845,15 @@ def head_mask_for(ablated, layer, n_heads):  # ((layer, head), ...), int, int ->
 def run_block(x, params, n_heads, settings, *, layer=0, eps=1e-5, qkv=None):  # [n, d_model] -> BlockTrace
     # transformer_block of layer `layer` (0-based) under the settings of a forward pass (it checks x)
     return transformer_block(
-        x, params, n_heads, temperature=settings.temperature, scale=settings.dk_scale,
-        mask=causal_mask(len(x)) if settings.causal else None, activation=settings.activation, eps=eps,
-        qkv=qkv, head_mask=head_mask_for(settings.ablated, layer, n_heads), attention_fn=settings.attention_fn)
+        x,
+        params,
+        n_heads,
+        temperature=settings.temperature,
+        scale=settings.dk_scale,
+        mask=causal_mask(len(x)) if settings.causal else None,
+        activation=settings.activation,
+        eps=eps,
+        qkv=qkv,
+        head_mask=head_mask_for(settings.ablated, layer, n_heads),
+        attention_fn=settings.attention_fn,
+    )

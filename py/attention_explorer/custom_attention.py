@@ -45,6 +45,7 @@ characters), which the page escapes like any text.
 
 Pure Python + NumPy, no browser imports: runs unchanged in CPython and Pyodide.
 """
+
 from __future__ import annotations
 
 import ast
@@ -87,10 +88,10 @@ def attention(q, k, v, mask, temperature, scale):
 class Edit:
     """A ready-made change to the attention function, offered as a button."""
 
-    id: str        # stable, for events and permalinks: "no-scaling"
-    title: str     # a button's label: "Drop the √d_k scaling"
+    id: str  # stable, for events and permalinks: "no-scaling"
+    title: str  # a button's label: "Drop the √d_k scaling"
     look_for: str  # one line: what to look for in the pictures once it runs
-    source: str    # the whole edited program (SOURCE with a few lines changed)
+    source: str  # the whole edited program (SOURCE with a few lines changed)
 
 
 def _edit(old: str, new: str, source: str = SOURCE) -> str:
@@ -109,51 +110,86 @@ _SOFTMAX = """\
 _HEADER = "def attention(q, k, v, mask, temperature, scale):\n"
 
 EDITS = (
-    Edit("no-scaling", "Drop the √d_k scaling",
-         "Every row saturates: with scores √d_k times larger, nearly all of a row's weight lands on one "
-         "key, and even a high temperature barely softens it.",
-         _edit(_SCALED, "    scores = q @ k.T / temperature              # no √d_k: √d_k times larger\n")),
-    Edit("argmax", "Hard attention (argmax)",
-         "Each row of the heatmap is one cell at full weight and the rest exactly 0; the temperature "
-         "slider no longer changes anything.",
-         _edit(_SOFTMAX, """\
+    Edit(
+        "no-scaling",
+        "Drop the √d_k scaling",
+        "Every row saturates: with scores √d_k times larger, nearly all of a row's weight lands on one "
+        "key, and even a high temperature barely softens it.",
+        _edit(_SCALED, "    scores = q @ k.T / temperature              # no √d_k: √d_k times larger\n"),
+    ),
+    Edit(
+        "argmax",
+        "Hard attention (argmax)",
+        "Each row of the heatmap is one cell at full weight and the rest exactly 0; the temperature "
+        "slider no longer changes anything.",
+        _edit(
+            _SOFTMAX,
+            """\
     best = scores.argmax(axis=-1)               # [n] each query's top key
     weights = np.zeros_like(scores)
     weights[np.arange(len(q)), best] = 1.0      # one-hot: all on the top key
-""")),
-    Edit("relu", "ReLU instead of exp",
-         "Keys with a negative score get exactly 0 and the rest share in proportion to their score, so "
-         "rows are far less peaked; the temperature and √d_k sliders stop mattering (they scale every "
-         "score alike, and normalising cancels that).",
-         _edit(_MASKED + _SOFTMAX, """\
+""",
+        ),
+    ),
+    Edit(
+        "relu",
+        "ReLU instead of exp",
+        "Keys with a negative score get exactly 0 and the rest share in proportion to their score, so "
+        "rows are far less peaked; the temperature and √d_k sliders stop mattering (they scale every "
+        "score alike, and normalising cancels that).",
+        _edit(
+            _MASKED + _SOFTMAX,
+            """\
     weights = np.where(mask, np.maximum(scores, 0), 0)  # ReLU, not exp
     total = weights.sum(axis=-1, keepdims=True)
     # no positive score in a row: nothing to share, so every allowed key
     # gets the same weight (a row of zeros would not sum to 1)
     weights = np.where(total > 0, weights, mask)
     weights = weights / weights.sum(axis=-1, keepdims=True)  # rows sum to 1
-""")),
-    Edit("causal", "A causal mask, inside the function",
-         "The upper-right triangle of every heatmap goes dark: each token looks only at itself and "
-         "the tokens before it, so the first token can only attend to itself.",
-         _edit(_SCALED, "    mask = np.tril(mask)                        # causal: query i sees keys 0..i\n"
-               + _SCALED)),
-    Edit("alibi", "ALiBi: distance costs score",
-         "Weight drifts toward the diagonal: each token of distance costs 1 of score, so "
-         "far keys fade unless their match is strong enough to pay for the distance.",
-         _edit(_SCALED, _SCALED + """\
+""",
+        ),
+    ),
+    Edit(
+        "causal",
+        "A causal mask, inside the function",
+        "The upper-right triangle of every heatmap goes dark: each token looks only at itself and "
+        "the tokens before it, so the first token can only attend to itself.",
+        _edit(_SCALED, "    mask = np.tril(mask)                        # causal: query i sees keys 0..i\n" + _SCALED),
+    ),
+    Edit(
+        "alibi",
+        "ALiBi: distance costs score",
+        "Weight drifts toward the diagonal: each token of distance costs 1 of score, so "
+        "far keys fade unless their match is strong enough to pay for the distance.",
+        _edit(
+            _SCALED,
+            _SCALED
+            + """\
     slope = 1.0                                 # score lost per token of distance
     i = np.arange(len(q))
     distance = np.abs(i[:, None] - i[None, :])  # [n, n] |i - j|
     scores = scores - slope * distance          # ALiBi (Press et al. 2022)
-""")),
-    Edit("per-head-temperature", "A temperature per head",
-         "The heads no longer share a temperature: from the same scores, the first head (×0.5) gets "
-         "sharper and the fourth (×4) blurs; the trained model's heads repeat the cycle every four.",
-         _edit(_HEADER, "def attention(q, k, v, mask, temperature, scale, head):\n", _edit(_SCALED, """\
+""",
+        ),
+    ),
+    Edit(
+        "per-head-temperature",
+        "A temperature per head",
+        "The heads no longer share a temperature: from the same scores, the first head (×0.5) gets "
+        "sharper and the fourth (×4) blurs; the trained model's heads repeat the cycle every four.",
+        _edit(
+            _HEADER,
+            "def attention(q, k, v, mask, temperature, scale, head):\n",
+            _edit(
+                _SCALED,
+                """\
     # head: this head's index, 0 for the first
     temperature = temperature * [0.5, 1, 2, 4][head % 4]
-""" + _SCALED))),
+"""
+                + _SCALED,
+            ),
+        ),
+    ),
 )
 
 
@@ -179,6 +215,7 @@ class CodeError(Exception):
 # compiling
 # --------------------------------------------------------------------------
 
+
 def _syntax_error(e: BaseException, source: str) -> CodeError:
     n_lines = max(1, source.count("\n") + (0 if source.endswith("\n") else 1))
     line = getattr(e, "lineno", None)
@@ -195,8 +232,9 @@ def _compile(source: str):  # -> (module ast, code object); raises CodeError
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, got {type(source).__name__}")
     if len(source) > MAX_CHARS:
-        raise CodeError(f"Your code is {len(source):,} characters; the limit is {MAX_CHARS:,}: "
-                        "shorten it (comments count too).")
+        raise CodeError(
+            f"Your code is {len(source):,} characters; the limit is {MAX_CHARS:,}: shorten it (comments count too)."
+        )
     try:
         tree = ast.parse(source, FILENAME)
         return tree, compile(tree, FILENAME, "exec")  # the compiler finds more, e.g. 'return' outside a function
@@ -238,7 +276,7 @@ def _reader_line(e: BaseException) -> Optional[int]:  # the innermost line of th
 def _runtime_error(e: BaseException, head: Optional[int] = None) -> CodeError:
     text = "" if isinstance(e, (SystemExit, KeyboardInterrupt)) else str(e)  # exit(): its text is its code
     if len(text) > _MAX_QUOTE:  # an exception can carry a whole array's repr
-        text = text[:_MAX_QUOTE - 1] + "…"
+        text = text[: _MAX_QUOTE - 1] + "…"
     what = f"{type(e).__name__}: {text}" if text else type(e).__name__
     line = _reader_line(e)
     return CodeError(f"line {line}: {what}" if line is not None else what, line, head)
@@ -305,6 +343,7 @@ def compile_attention(source: str):
 # checking what the reader's function returned
 # --------------------------------------------------------------------------
 
+
 def _describe(x) -> str:  # a short phrase for what the function returned instead of a pair
     if x is None:
         return "None (is the return statement missing?)"
@@ -361,8 +400,9 @@ def _checked(out, n_q: int, n_k: int, d_v: int, mask: np.ndarray):
         raise CodeError(f"attention must return two things, (z, weights); it returned {_describe(out)}")
     z, weights = _numbers("z", out[0]), _numbers("weights", out[1])
     if weights.shape != (n_q, n_k):
-        raise CodeError(f"weights has shape {weights.shape}: expected {(n_q, n_k)}, one row per query "
-                        "and one column per key")
+        raise CodeError(
+            f"weights has shape {weights.shape}: expected {(n_q, n_k)}, one row per query and one column per key"
+        )
     if z.shape != (n_q, d_v):
         raise CodeError(f"z has shape {z.shape}: expected {(n_q, d_v)}, one row per query, as wide as v")
     for name, a in (("weights", weights), ("z", z)):
@@ -373,8 +413,10 @@ def _checked(out, n_q: int, n_k: int, d_v: int, mask: np.ndarray):
     if negative.any():
         r = _first_row(negative)
         j = int(np.flatnonzero(negative[r])[0])
-        raise CodeError(f"weights row {r} has a negative weight ({float(weights[r, j]):.3g} on key {j}): "
-                        "a weight says how much of a key to take, from 0 to 1")
+        raise CodeError(
+            f"weights row {r} has a negative weight ({float(weights[r, j]):.3g} on key {j}): "
+            "a weight says how much of a key to take, from 0 to 1"
+        )
     sums = weights.sum(axis=-1, dtype=np.float64)  # [n_q]
     tol = max(_SUM_TOLERANCE, n_k * float(np.finfo(weights.dtype).eps))  # float32: n rounding steps
     ok = np.abs(sums - 1.0) <= tol
@@ -391,15 +433,23 @@ def _checked(out, n_q: int, n_k: int, d_v: int, mask: np.ndarray):
 # the page's own Python, kept from the reader's code
 # --------------------------------------------------------------------------
 
+
 def _kept_modules() -> list:
     """The modules whose names the reader's code could rebind to break the page: ours, NumPy's top level,
     math and builtins (the reader's function runs in the page's Python, so `import attention_explorer.core;
     attention_explorer.core.softmax = ...` would otherwise outlive it)."""
     import sys
 
-    return [m for name, m in list(sys.modules.items())
-            if m is not None and (name == "attention_explorer" or name.startswith("attention_explorer.")
-                                  or name in ("numpy", "math", "builtins"))]
+    return [
+        m
+        for name, m in list(sys.modules.items())
+        if m is not None
+        and (
+            name == "attention_explorer"
+            or name.startswith("attention_explorer.")
+            or name in ("numpy", "math", "builtins")
+        )
+    ]
 
 
 @contextmanager
@@ -423,8 +473,10 @@ def page_kept():
                 changed.append(f"{module.__name__}.{key}")
         if changed:
             shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
-            raise CodeError(f"it changed the page's own Python ({shown}); that was undone. A function here may "
-                            "change only its own variables.")
+            raise CodeError(
+                f"it changed the page's own Python ({shown}); that was undone. A function here may "
+                "change only its own variables."
+            )
 
 
 _ABSENT = object()

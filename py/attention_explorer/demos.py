@@ -16,6 +16,7 @@ same vectors, one dimension more), and gives every d_k from one cumulative sum.
 
 Pure NumPy (plus core.softmax); no I/O.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,12 +26,12 @@ import numpy as np
 
 from . import core
 
-SEED = 20170612     # fixed: the picture must not change between loads (the paper's arXiv date)
-N_PAIRS = 2000      # random (q, k) pairs: the empirical variance is within ~±6 % (2σ) of d_k
-N_KEYS = 8          # keys in the softmax example: few enough to draw as labelled bars
-MAX_DK = 512        # the slider's top; vectors are drawn at this size once
-HIST_LIMIT = 48.0   # histogram axis ±48 shared by both rows, so widths compare across d_k
-HIST_BIN = 2.0      # histogram bin width (48 bins); values beyond ±48 go to two overflow counts
+SEED = 20170612  # fixed: the picture must not change between loads (the paper's arXiv date)
+N_PAIRS = 2000  # random (q, k) pairs: the empirical variance is within ~±6 % (2σ) of d_k
+N_KEYS = 8  # keys in the softmax example: few enough to draw as labelled bars
+MAX_DK = 512  # the slider's top; vectors are drawn at this size once
+HIST_LIMIT = 48.0  # histogram axis ±48 shared by both rows, so widths compare across d_k
+HIST_BIN = 2.0  # histogram bin width (48 bins); values beyond ±48 go to two overflow counts
 
 
 def _check_dk(d_k, max_dk=MAX_DK) -> int:
@@ -56,7 +57,7 @@ def _pair_dot_prefixes(seed: int, n_pairs: int, max_dk: int) -> np.ndarray:  # -
 def _key_score_prefixes(seed: int, n_keys: int, max_dk: int) -> np.ndarray:  # -> [max_dk, n_keys]
     # row d-1 holds the scores q·k_j over the first d entries of one query and n_keys keys
     rng = np.random.default_rng([seed, 2])
-    q = rng.standard_normal(max_dk)               # [max_dk]
+    q = rng.standard_normal(max_dk)  # [max_dk]
     keys = rng.standard_normal((n_keys, max_dk))  # [n_keys, max_dk]
     out = np.cumsum(q[None, :] * keys, axis=1).T
     out.setflags(write=False)
@@ -69,11 +70,13 @@ def dot_products(d_k: int, *, seed: int = SEED, n_pairs: int = N_PAIRS) -> np.nd
     return np.array(_pair_dot_prefixes(seed, n_pairs, MAX_DK)[:, d_k - 1])
 
 
-def variance_by_dk(*, seed: int = SEED, n_pairs: int = N_PAIRS) -> tuple[np.ndarray, np.ndarray]:  # -> ([MAX_DK], [MAX_DK])
+def variance_by_dk(
+    *, seed: int = SEED, n_pairs: int = N_PAIRS
+) -> tuple[np.ndarray, np.ndarray]:  # -> ([MAX_DK], [MAX_DK])
     """Empirical Var(q·k) and Var(q·k/√d_k) for every d_k = 1..MAX_DK (index d_k − 1)."""
     dots = _pair_dot_prefixes(seed, n_pairs, MAX_DK)  # [n_pairs, MAX_DK]
-    var = dots.var(axis=0)                             # [MAX_DK]; population variance, mean ≈ 0
-    return var, var / np.arange(1, MAX_DK + 1)         # Var(X/c) = Var(X)/c²  with c² = d_k
+    var = dots.var(axis=0)  # [MAX_DK]; population variance, mean ≈ 0
+    return var, var / np.arange(1, MAX_DK + 1)  # Var(X/c) = Var(X)/c²  with c² = d_k
 
 
 def entropy_bits(w) -> float:  # [n] probabilities -> bits
@@ -83,7 +86,9 @@ def entropy_bits(w) -> float:  # [n] probabilities -> bits
     return float(-(nz * np.log2(nz)).sum())
 
 
-def histogram(values, *, limit: float = HIST_LIMIT, bin_width: float = HIST_BIN):  # [N] -> (edges [B+1], counts [B], below, above)
+def histogram(
+    values, *, limit: float = HIST_LIMIT, bin_width: float = HIST_BIN
+):  # [N] -> (edges [B+1], counts [B], below, above)
     """Counts in equal bins on [−limit, limit]; values outside are counted in `below` / `above`."""
     values = np.asarray(values, dtype=np.float64)
     n_bins = int(round(2 * limit / bin_width))
@@ -95,37 +100,40 @@ def histogram(values, *, limit: float = HIST_LIMIT, bin_width: float = HIST_BIN)
 @dataclass(frozen=True, eq=False)
 class ScaleDemo:
     """Everything the "why divide by √d_k" panel draws for one d_k."""
+
     d_k: int
     sqrt_dk: float
-    dots: np.ndarray              # [N_PAIRS] q·k of random pairs
-    scaled_dots: np.ndarray       # [N_PAIRS] q·k / √d_k
-    var_dots: float               # empirical Var(q·k); theory d_k
-    var_scaled: float             # empirical Var(q·k / √d_k); theory 1
-    std_dots: float               # empirical standard deviation of q·k; theory √d_k
-    std_scaled: float             # empirical standard deviation of q·k / √d_k; theory 1
-    var_curve: np.ndarray         # [MAX_DK] empirical Var(q·k) for d_k = 1..MAX_DK
+    dots: np.ndarray  # [N_PAIRS] q·k of random pairs
+    scaled_dots: np.ndarray  # [N_PAIRS] q·k / √d_k
+    var_dots: float  # empirical Var(q·k); theory d_k
+    var_scaled: float  # empirical Var(q·k / √d_k); theory 1
+    std_dots: float  # empirical standard deviation of q·k; theory √d_k
+    std_scaled: float  # empirical standard deviation of q·k / √d_k; theory 1
+    var_curve: np.ndarray  # [MAX_DK] empirical Var(q·k) for d_k = 1..MAX_DK
     var_curve_scaled: np.ndarray  # [MAX_DK] empirical Var(q·k/√d_k)
-    hist_edges: np.ndarray        # [B+1] shared bin edges on [−HIST_LIMIT, HIST_LIMIT]
-    hist_dots: tuple              # (counts [B], below, above) for dots
-    hist_scaled: tuple            # (counts [B], below, above) for scaled_dots
-    scores: np.ndarray            # [N_KEYS] one random query against N_KEYS random keys: q·k_j
-    scaled_scores: np.ndarray     # [N_KEYS] scores / √d_k
+    hist_edges: np.ndarray  # [B+1] shared bin edges on [−HIST_LIMIT, HIST_LIMIT]
+    hist_dots: tuple  # (counts [B], below, above) for dots
+    hist_scaled: tuple  # (counts [B], below, above) for scaled_dots
+    scores: np.ndarray  # [N_KEYS] one random query against N_KEYS random keys: q·k_j
+    scaled_scores: np.ndarray  # [N_KEYS] scores / √d_k
     weights_unscaled: np.ndarray  # [N_KEYS] softmax(scores)
-    weights_scaled: np.ndarray    # [N_KEYS] softmax(scores / √d_k)
-    max_unscaled: float           # largest weight of each softmax (1 = saturated, 1/N_KEYS = uniform)
+    weights_scaled: np.ndarray  # [N_KEYS] softmax(scores / √d_k)
+    max_unscaled: float  # largest weight of each softmax (1 = saturated, 1/N_KEYS = uniform)
     max_scaled: float
-    entropy_unscaled: float       # bits; 0 = one-hot, log2(N_KEYS) = uniform
+    entropy_unscaled: float  # bits; 0 = one-hot, log2(N_KEYS) = uniform
     entropy_scaled: float
-    entropy_uniform: float        # log2(N_KEYS): the most an N_KEYS-way softmax can hold
+    entropy_uniform: float  # log2(N_KEYS): the most an N_KEYS-way softmax can hold
 
     def __post_init__(self):  # memoised and shared between renders: freeze every array
         for value in vars(self).values():
-            for a in (value if isinstance(value, tuple) else (value,)):
+            for a in value if isinstance(value, tuple) else (value,):
                 if isinstance(a, np.ndarray):
                     a.setflags(write=False)
 
 
-def softmax_example(d_k: int, *, seed: int = SEED, n_keys: int = N_KEYS):  # -> (scores [n_keys], w_unscaled [n_keys], w_scaled [n_keys])
+def softmax_example(
+    d_k: int, *, seed: int = SEED, n_keys: int = N_KEYS
+):  # -> (scores [n_keys], w_unscaled [n_keys], w_scaled [n_keys])
     """One random query against n_keys random keys in R^{d_k}: raw scores and both softmaxes."""
     d_k = _check_dk(d_k)
     scores = np.array(_key_score_prefixes(seed, n_keys, MAX_DK)[d_k - 1])
@@ -144,13 +152,26 @@ def scale_demo(d_k: int, seed: int = SEED) -> ScaleDemo:
     _, c_scaled, lo_s, hi_s = histogram(scaled)
     scores, w_raw, w_scaled = softmax_example(d_k, seed=seed)
     return ScaleDemo(
-        d_k=d_k, sqrt_dk=root, dots=dots, scaled_dots=scaled,
-        var_dots=float(dots.var()), var_scaled=float(scaled.var()), std_dots=float(dots.std()),
+        d_k=d_k,
+        sqrt_dk=root,
+        dots=dots,
+        scaled_dots=scaled,
+        var_dots=float(dots.var()),
+        var_scaled=float(scaled.var()),
+        std_dots=float(dots.std()),
         std_scaled=float(scaled.std()),
-        var_curve=var_curve, var_curve_scaled=var_curve_scaled,
-        hist_edges=edges, hist_dots=(c_dots, lo_d, hi_d), hist_scaled=(c_scaled, lo_s, hi_s),
-        scores=scores, scaled_scores=scores / root, weights_unscaled=w_raw, weights_scaled=w_scaled,
-        max_unscaled=float(w_raw.max()), max_scaled=float(w_scaled.max()),
-        entropy_unscaled=entropy_bits(w_raw), entropy_scaled=entropy_bits(w_scaled),
+        var_curve=var_curve,
+        var_curve_scaled=var_curve_scaled,
+        hist_edges=edges,
+        hist_dots=(c_dots, lo_d, hi_d),
+        hist_scaled=(c_scaled, lo_s, hi_s),
+        scores=scores,
+        scaled_scores=scores / root,
+        weights_unscaled=w_raw,
+        weights_scaled=w_scaled,
+        max_unscaled=float(w_raw.max()),
+        max_scaled=float(w_scaled.max()),
+        entropy_unscaled=entropy_bits(w_raw),
+        entropy_scaled=entropy_bits(w_scaled),
         entropy_uniform=float(np.log2(len(scores))),
     )

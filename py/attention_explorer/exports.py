@@ -26,15 +26,15 @@ in order and keys in order inside each query:
 
 JSON (`weights_json`): one object whose shape is JSON_SHAPE_DOC below.
 """
-from __future__ import annotations
 
-import numpy as np
+from __future__ import annotations
 
 import csv
 import io
 import json
 import re
 
+import numpy as np
 
 CSV_COLUMNS = ("query_index", "query_token", "key_index", "key_token", "weight", "masked")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP's list of cell starts a spreadsheet may evaluate
@@ -66,7 +66,8 @@ JSON_SHAPE_DOC = """\
 
 A_ij = softmax_j(Q_i·K_jᵀ / (dk_scale · temperature)) for the head named in
 `head`. Numbers are the trace's (float64, or float32 for the trained model),
-written as the shortest decimal that reads back exactly. The file is UTF-8 (tokens in any script appear as themselves)."""
+written as the shortest decimal that reads back exactly. The file is UTF-8 (tokens in any script
+appear as themselves)."""
 
 
 def _checked(state, computed):
@@ -173,8 +174,13 @@ def filename(state, computed, kind: str) -> str:
     """
     if kind not in KINDS:
         raise ValueError(f"unknown export kind {kind!r}: choose one of {', '.join(KINDS)}")
-    parts = ["attention", f"head{state.head + 1}", _slug(computed.heads[state.head].name),
-             f"t{_short_number(state.temperature)}", f"dk{_short_number(state.dk_scale)}"]
+    parts = [
+        "attention",
+        f"head{state.head + 1}",
+        _slug(computed.heads[state.head].name),
+        f"t{_short_number(state.temperature)}",
+        f"dk{_short_number(state.dk_scale)}",
+    ]
     if state.causal:
         parts.append("causal")
     return "-".join(parts) + "." + kind

@@ -30,18 +30,43 @@ Kinds, and how a value of each is read from an event or a link:
 
 Imports nothing from the package, so that any module of it may import this.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 # The layer-flow stepper's stages, in order (views.stepper draws them).
-STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output",
-          "Residual & LayerNorm", "Feed-forward")
+STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output", "Residual & LayerNorm", "Feed-forward")
 
 # The page's panels (page.PANELS says which view draws each); a link's "panel" must name one.
-PANEL_IDS = ("tour", "model-line", "token-chips", "query-why", "preset-info", "stepper", "stage-detail", "embedding", "projections", "why-qkv",
-             "head-info", "attention-matrix", "qk-dot", "affinity", "routing", "head-multiples", "why-scale",
-             "compare", "multihead", "layernorm", "ffn", "head-grid", "aggregates", "ablation", "pair", "code")
+PANEL_IDS = (
+    "tour",
+    "model-line",
+    "token-chips",
+    "query-why",
+    "preset-info",
+    "stepper",
+    "stage-detail",
+    "embedding",
+    "projections",
+    "why-qkv",
+    "head-info",
+    "attention-matrix",
+    "qk-dot",
+    "affinity",
+    "routing",
+    "head-multiples",
+    "why-scale",
+    "compare",
+    "multihead",
+    "layernorm",
+    "ffn",
+    "head-grid",
+    "aggregates",
+    "ablation",
+    "pair",
+    "code",
+)
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")  # the FFN nonlinearities core.transformer_block knows
 
@@ -59,29 +84,32 @@ LAYER_STAGES = ("input", "attention", "heads", "multihead", "ffn")
 class Field:
     """One state field's declaration: its default, permalink key, event, range and label."""
 
-    name: str                 # the State attribute
-    kind: str                 # text | index | choice | number | count | flag | indices | code (module doc)
-    default: object           # State()'s value; FROM_MODEL: the default model's
-    key: str                  # its key in a permalink ("s=...&q=2")
-    label: str                # how a notice names it ("Ignored the link's <label>: ...")
-    event: str                # the page event that sets it ({"type": event, "value": ...})
-    of: str = ""              # index/choice: what it ranges over
-    limits: tuple = ()        # number/count: (lo, hi)
-    step: float = 1           # number/count: the slider's step
-    control: str = ""         # the id of the form control that shows it ("" when none)
-    auto: bool = False        # index: -1 is allowed and means "chosen automatically"
+    name: str  # the State attribute
+    kind: str  # text | index | choice | number | count | flag | indices | code (module doc)
+    default: object  # State()'s value; FROM_MODEL: the default model's
+    key: str  # its key in a permalink ("s=...&q=2")
+    label: str  # how a notice names it ("Ignored the link's <label>: ...")
+    event: str  # the page event that sets it ({"type": event, "value": ...})
+    of: str = ""  # index/choice: what it ranges over
+    limits: tuple = ()  # number/count: (lo, hi)
+    step: float = 1  # number/count: the slider's step
+    control: str = ""  # the id of the form control that shows it ("" when none)
+    auto: bool = False  # index: -1 is allowed and means "chosen automatically"
     model_input: bool = False  # the model's forward pass reads it: changing it changes the trace
-    in_link: bool = True      # False: a permalink neither writes nor reads it (key "")
-    acts: str = ""            # model inputs: where in each layer it first changes numbers (LAYER_STAGES)
+    in_link: bool = True  # False: a permalink neither writes nor reads it (key "")
+    acts: str = ""  # model inputs: where in each layer it first changes numbers (LAYER_STAGES)
 
     def __post_init__(self):
         assert (self.acts in LAYER_STAGES) == self.model_input, f"{self.name}: a model input says where it acts"
-        assert self.kind in ("text", "index", "choice", "number", "count", "flag", "indices", "code"), \
+        assert self.kind in ("text", "index", "choice", "number", "count", "flag", "indices", "code"), (
             f"{self.name}: unknown kind {self.kind!r}"
-        assert (self.kind in ("index", "choice", "indices")) == bool(self.of), \
+        )
+        assert (self.kind in ("index", "choice", "indices")) == bool(self.of), (
             f"{self.name}: 'of' is for index/choice/indices"
-        assert (self.kind in ("number", "count")) == (len(self.limits) == 2), \
+        )
+        assert (self.kind in ("number", "count")) == (len(self.limits) == 2), (
             f"{self.name}: number/count fields need (lo, hi) limits"
+        )
 
 
 # In the order a link is written and applied: model before everything it decides (the sentence's
@@ -90,8 +118,18 @@ FIELDS: tuple[Field, ...] = (
     # the guided tour's step (tour.py; -1: no tour), first: a step sets the page up, and the rest of
     # a link changes what the reader changed since
     Field("tour", "index", -1, "tour", "tour step", "tour_step", of="tour_steps", auto=True),
-    Field("model", "choice", "designed", "m", "model", "set_model", of="models", control="model",
-          model_input=True, acts="input"),
+    Field(
+        "model",
+        "choice",
+        "designed",
+        "m",
+        "model",
+        "set_model",
+        of="models",
+        control="model",
+        model_input=True,
+        acts="input",
+    ),
     Field("text", "text", FROM_MODEL, "s", "sentence", "set_text", control="tokens", model_input=True, acts="input"),
     Field("query", "index", FROM_MODEL, "q", "query token", "set_query", of="tokens"),
     # more query tokens selected with the query (Shift/Ctrl-click): views show the rows' mean
@@ -103,35 +141,93 @@ FIELDS: tuple[Field, ...] = (
     Field("layer", "index", 0, "l", "layer", "set_layer", of="layers", control="layer"),
     Field("head", "index", 0, "h", "head", "set_head", of="heads", control="head"),
     # T < 0.05 is indistinguishable from argmax here; T > 5 from uniform
-    Field("temperature", "number", 1.0, "T", "temperature", "set_temperature", limits=(0.05, 5.0),
-          step=0.05, control="temperature", model_input=True, acts="attention"),
+    Field(
+        "temperature",
+        "number",
+        1.0,
+        "T",
+        "temperature",
+        "set_temperature",
+        limits=(0.05, 5.0),
+        step=0.05,
+        control="temperature",
+        model_input=True,
+        acts="attention",
+    ),
     # from "barely scaled" to 4x the designed model's true √d_k = 8
-    Field("dk_scale", "number", FROM_MODEL, "dk", "√d_k scale", "set_dk_scale", limits=(0.5, 32.0),
-          step=0.5, control="dk-scale", model_input=True, acts="attention"),
-    Field("causal", "flag", False, "mask", "causal mask", "set_causal", control="causal", model_input=True,
-          acts="attention"),
+    Field(
+        "dk_scale",
+        "number",
+        FROM_MODEL,
+        "dk",
+        "√d_k scale",
+        "set_dk_scale",
+        limits=(0.5, 32.0),
+        step=0.5,
+        control="dk-scale",
+        model_input=True,
+        acts="attention",
+    ),
+    Field(
+        "causal",
+        "flag",
+        False,
+        "mask",
+        "causal mask",
+        "set_causal",
+        control="causal",
+        model_input=True,
+        acts="attention",
+    ),
     # heads switched off (ablation), as flat indices layer * heads_per_layer + head
-    Field("ablated", "indices", (), "ab", "switched-off heads", "set_ablated", of="all_heads",
-          model_input=True, acts="heads"),
-    Field("activation", "choice", "gelu", "act", "activation", "set_activation", of="activations",
-          control="activation", model_input=True, acts="ffn"),
+    Field(
+        "ablated",
+        "indices",
+        (),
+        "ab",
+        "switched-off heads",
+        "set_ablated",
+        of="all_heads",
+        model_input=True,
+        acts="heads",
+    ),
+    Field(
+        "activation",
+        "choice",
+        "gelu",
+        "act",
+        "activation",
+        "set_activation",
+        of="activations",
+        control="activation",
+        model_input=True,
+        acts="ffn",
+    ),
     Field("stage", "index", 0, "stage", "stage", "set_stage", of="stages"),
-    Field("routing_all_heads", "flag", False, "all", "all-heads setting", "set_routing_all",
-          control="routing-all"),
+    Field("routing_all_heads", "flag", False, "all", "all-heads setting", "set_routing_all", control="routing-all"),
     Field("demo_dk", "count", 64, "ddk", "demo d_k", "set_demo_dk", limits=(1, 512), control="demo-dk"),
     # the designed head the designed-vs-trained comparison takes; -1: the selected head (designed
     # model) or the first designed head (trained model)
-    Field("compare_head", "index", -1, "ch", "compared designed head", "set_compare_head",
-          of="designed_heads", auto=True),
+    Field(
+        "compare_head", "index", -1, "ch", "compared designed head", "set_compare_head", of="designed_heads", auto=True
+    ),
     Field("panel", "choice", "", "panel", "panel", "set_panel", of="panels"),
     # the reader's attention function: the code last run ("" = the page's own), and whether it is in
     # use. A link carries the code but never switches it on: only the reader's Run does (run_code).
     Field("code", "code", "", "code", "attention function", "set_code", model_input=True, acts="attention"),
-    Field("custom", "flag", False, "", "your attention function in use", "set_custom", model_input=True,
-          in_link=False, acts="attention"),
+    Field(
+        "custom",
+        "flag",
+        False,
+        "",
+        "your attention function in use",
+        "set_custom",
+        model_input=True,
+        in_link=False,
+        acts="attention",
+    ),
     # the answer chosen to the tour step's question (-1: none yet)
-    Field("tour_answer", "index", -1, "", "tour answer", "tour_answer", of="tour_answers", auto=True,
-          in_link=False),
+    Field("tour_answer", "index", -1, "", "tour answer", "tour_answer", of="tour_answers", auto=True, in_link=False),
 )
 
 BY_NAME = {f.name: f for f in FIELDS}
@@ -139,5 +235,6 @@ BY_EVENT = {f.event: f for f in FIELDS}
 BY_KEY = {f.key: f for f in FIELDS if f.in_link}
 MODEL_INPUTS = tuple(f.name for f in FIELDS if f.model_input)  # what changes the model's run
 assert len(BY_NAME) == len(BY_EVENT) == len(FIELDS), "names and events must be unique"
-assert len(BY_KEY) == sum(f.in_link for f in FIELDS) and all(bool(f.key) == f.in_link for f in FIELDS), \
+assert len(BY_KEY) == sum(f.in_link for f in FIELDS) and all(bool(f.key) == f.in_link for f in FIELDS), (
     "link keys must be unique, and only fields a link carries have one"
+)

@@ -88,6 +88,7 @@ head 2 of all-MiniLM-L6-v2 matches the designed coreference head for "it"
 (0.83, both mostly on "trophy"), and it does the same when "big" becomes
 "small", where "it" is the suitcase.
 """
+
 from __future__ import annotations
 
 import math
@@ -123,7 +124,7 @@ CORPUS = (
     "Can you tell me how to get to the train station from here?",
     "Time flies like an arrow; fruit flies like a banana.",
     "We need eggs, flour, sugar, butter and a pinch of salt.",
-    "\"Stop right there,\" the officer shouted, \"and put your hands up!\"",
+    '"Stop right there," the officer shouted, "and put your hands up!"',
     "The recipe calls for 250 grams of flour and 3 eggs.",
     "In 1969, Neil Armstrong became the first person to walk on the Moon.",
     "Photosynthesis converts sunlight, water and carbon dioxide into glucose and oxygen.",
@@ -145,7 +146,7 @@ CORPUS = (
     "Bananas, unlike most fruit, are technically berries.",
     "If you heat ice, it melts; if you cool water, it freezes.",
     "The software update fixed three bugs but introduced a new one.",
-    "She whispered, \"I'm not sure this is a good idea.\"",
+    'She whispered, "I\'m not sure this is a good idea."',
     "Thousands of commuters were delayed when the signal system failed this morning.",
     "The hungry caterpillar ate one apple, two pears and three plums.",
     "Nobody expected the small team from the village to win the championship.",
@@ -164,10 +165,12 @@ CORPUS = (
 # 1. pattern scores
 # --------------------------------------------------------------------------
 
+
 def is_punctuation(token: str) -> bool:
     """True for a token made only of punctuation (Unicode P*) or ASCII symbols, as BERT splits them."""
-    return bool(token) and all(unicodedata.category(c).startswith("P") or (c.isascii() and not c.isalnum()
-                                                                            and not c.isspace()) for c in token)
+    return bool(token) and all(
+        unicodedata.category(c).startswith("P") or (c.isascii() and not c.isalnum() and not c.isspace()) for c in token
+    )
 
 
 def _pattern_sums(weights, tokens, special) -> dict[str, tuple[float, int]]:  # [n, n] -> {label: (sum, rows)}
@@ -265,6 +268,7 @@ def measure_heads(model, sentences: Sequence[str] = CORPUS, dk_scale: Optional[f
 # 3. word level
 # --------------------------------------------------------------------------
 
+
 def word_spans(tokens, special, pieces: bool = True) -> list[tuple[int, int]]:
     """(start, stop) token indices of each word: a piece and the "##" pieces after it; specials in none.
 
@@ -276,8 +280,7 @@ def word_spans(tokens, special, pieces: bool = True) -> list[tuple[int, int]]:
     for i, tok in enumerate(tokens):
         if i in specials:
             continue
-        if (pieces and tok.startswith(CONTINUATION) and len(tok) > len(CONTINUATION) and spans
-                and spans[-1][1] == i):
+        if pieces and tok.startswith(CONTINUATION) and len(tok) > len(CONTINUATION) and spans and spans[-1][1] == i:
             spans[-1][1] = i + 1  # continues the word just before it
         else:
             spans.append([i, i + 1])
@@ -286,8 +289,10 @@ def word_spans(tokens, special, pieces: bool = True) -> list[tuple[int, int]]:
 
 def word_strings(tokens, spans) -> list[str]:
     """Each word's text: its pieces joined, the "##" marks dropped ("token" + "##izer" -> "tokenizer")."""
-    return ["".join(t[len(CONTINUATION):] if k and t.startswith(CONTINUATION) else t
-                    for k, t in enumerate(tokens[s:e])) for s, e in spans]
+    return [
+        "".join(t[len(CONTINUATION) :] if k and t.startswith(CONTINUATION) else t for k, t in enumerate(tokens[s:e]))
+        for s, e in spans
+    ]
 
 
 def word_of(spans, token_index: int) -> Optional[int]:
@@ -370,13 +375,13 @@ def _at_work(designed_word, pairs):  # [nd, nd] -> [k] bool
 class Match:
     """How closely one trained head matches a designed head."""
 
-    layer: int                         # 0-based layer of the trained head
-    head: int                          # 0-based head within that layer
-    agreement: Optional[float]         # mean over the rows where the designed head is at work (None: no such row)
-    query_agreement: Optional[float]   # the query word's row (None: no query, the query is not aligned, or the
-                                       # designed head is not at work for it)
-    query_word_mass: Optional[float]   # share of the trained head's query row on the aligned words before
-                                       # renormalising (the rest rests on [CLS]/[SEP] or unaligned words)
+    layer: int  # 0-based layer of the trained head
+    head: int  # 0-based head within that layer
+    agreement: Optional[float]  # mean over the rows where the designed head is at work (None: no such row)
+    query_agreement: Optional[float]  # the query word's row (None: no query, the query is not aligned, or the
+    # designed head is not at work for it)
+    query_word_mass: Optional[float]  # share of the trained head's query row on the aligned words before
+    # renormalising (the rest rests on [CLS]/[SEP] or unaligned words)
 
 
 def best_match(designed_word, trained_word_layers, pairs, query: Optional[int] = None) -> list[Match]:
@@ -401,7 +406,7 @@ def best_match(designed_word, trained_word_layers, pairs, query: Optional[int] =
     for l, layer in enumerate(trained_word_layers):
         layer = np.asarray(layer, dtype=np.float64)
         p, q = aligned(d, layer, pairs)  # [k, k], [n_heads, k, k]
-        rows = agreement(p, q)           # [n_heads, k]
+        rows = agreement(p, q)  # [n_heads, k]
         for h in range(layer.shape[0]):
             mean = float(rows[h][at_work].mean()) if at_work.any() else None
             if qpos is None:
@@ -420,32 +425,40 @@ def best_match(designed_word, trained_word_layers, pairs, query: Optional[int] =
 @dataclass(frozen=True, eq=False)
 class Comparison:
     """One designed head against every trained head on one sentence, for the page (compare())."""
-    words: tuple[str, ...]             # the aligned words, as the designed model spells them
+
+    words: tuple[str, ...]  # the aligned words, as the designed model spells them
     pairs: tuple[tuple[int, int], ...]  # (designed word index, trained word index) per aligned word
-    query: Optional[int]               # the query's position in `words` (None: a special token, or not aligned)
-    query_word: Optional[str]          # the query as the designed model spells it (None: a special token)
+    query: Optional[int]  # the query's position in `words` (None: a special token, or not aligned)
+    query_word: Optional[str]  # the query as the designed model spells it (None: a special token)
     designed_query_mass: Optional[float]  # share of the designed query row on the aligned words (None: no query)
     designed_query_on_words: Optional[float]  # ... on any word (the rest rests on the start token)
-    left_out: tuple[str, ...]          # the designed model's words with no partner (split differently)
-    at_work: tuple[bool, ...]          # per aligned word: is the designed head at work in its row (AT_WORK)
-    on_words: tuple[float, ...]        # per aligned word: share of the designed row on any word (not the start token)
-    designed: np.ndarray               # [k, k] the designed head over the aligned words, rows renormalised
-    trained: Optional[np.ndarray]      # [k, k] the best trained head likewise (None: no aligned words)
-    matches: tuple[Match, ...]         # every trained head, best first (best_match)
+    left_out: tuple[str, ...]  # the designed model's words with no partner (split differently)
+    at_work: tuple[bool, ...]  # per aligned word: is the designed head at work in its row (AT_WORK)
+    on_words: tuple[float, ...]  # per aligned word: share of the designed row on any word (not the start token)
+    designed: np.ndarray  # [k, k] the designed head over the aligned words, rows renormalised
+    trained: Optional[np.ndarray]  # [k, k] the best trained head likewise (None: no aligned words)
+    matches: tuple[Match, ...]  # every trained head, best first (best_match)
 
     @property
     def best(self) -> Optional[Match]:
         return self.matches[0] if self.matches and self.words else None
 
 
-def compare(designed_tokens, designed_special, designed_weights, trained_tokens, trained_special,
-            trained_layers, query_token: Optional[int] = None) -> Comparison:
+def compare(
+    designed_tokens,
+    designed_special,
+    designed_weights,
+    trained_tokens,
+    trained_special,
+    trained_layers,
+    query_token: Optional[int] = None,
+) -> Comparison:
     """The whole comparison from token-level attention: designed_weights [n, n] of one designed head,
     trained_layers: per layer [n_heads, m, m] (run.layers[l].weights), query_token: the designed token index."""
     d_spans = word_spans(designed_tokens, designed_special, pieces=False)  # the designed model's tokens are words
     t_spans = word_spans(trained_tokens, trained_special)
     pairs = align(designed_tokens, designed_special, trained_tokens, trained_special)
-    d_word = word_level(designed_weights, d_spans, renormalise_rows=False)           # [nd, nd]
+    d_word = word_level(designed_weights, d_spans, renormalise_rows=False)  # [nd, nd]
     t_word = [word_level(w, t_spans, renormalise_rows=False) for w in trained_layers]  # per layer [H, nt, nt]
     words = word_strings(designed_tokens, d_spans)
     qword = word_of(d_spans, query_token) if query_token is not None else None
@@ -455,14 +468,19 @@ def compare(designed_tokens, designed_special, designed_weights, trained_tokens,
     kept = set(di)
     designed, trained = aligned(d_word, t_word[matches[0].layer][matches[0].head] if matches else d_word, pairs)
     return Comparison(
-        words=tuple(words[a] for a in di), pairs=tuple(pairs), query=qpos,
+        words=tuple(words[a] for a in di),
+        pairs=tuple(pairs),
+        query=qpos,
         query_word=words[qword] if qword is not None else None,
         designed_query_mass=float(d_word[qword, di].sum()) if qword is not None else None,
         designed_query_on_words=float(d_word[qword].sum()) if qword is not None else None,
         left_out=tuple(w for k, w in enumerate(words) if k not in kept),
         at_work=tuple(bool(x) for x in _at_work(d_word, pairs)),
         on_words=tuple(float(d_word[a].sum()) for a in di),
-        designed=designed, trained=trained if pairs and matches else None, matches=tuple(matches))
+        designed=designed,
+        trained=trained if pairs and matches else None,
+        matches=tuple(matches),
+    )
 
 
 def table(measured) -> str:
@@ -470,6 +488,8 @@ def table(measured) -> str:
     lines = ["layer head  label           score  " + " ".join(f"{p[:8]:>8}" for p in PATTERNS)]
     for l, layer in enumerate(measured):
         for h, m in enumerate(layer):
-            lines.append(f"{l + 1:>5} {h + 1:>4}  {m['label']:<15} {m['score']:.2f}   "
-                         + " ".join(f"{m['scores'][p]:>8.2f}" for p in PATTERNS))
+            lines.append(
+                f"{l + 1:>5} {h + 1:>4}  {m['label']:<15} {m['score']:.2f}   "
+                + " ".join(f"{m['scores'][p]:>8.2f}" for p in PATTERNS)
+            )
     return "\n".join(lines)

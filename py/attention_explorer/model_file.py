@@ -20,6 +20,7 @@ give it fakes.
     verified_file(url, sha256, cache=, download=, install=, digest=) -> "cache" | "server"
     sha256_hex(blob) -> str   (hashlib, the default digest)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,9 +48,17 @@ async def sha256_hex(blob: bytes) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
-async def verified_file(url: str, sha256: str, *, cache: Cache, download: Callable[[str], Awaitable[bytes]],
-                        install: Callable[[bytes], None], digest=sha256_hex, prefix: str = "",
-                        on_phase: Callable[[str], None] = lambda phase: None) -> str:
+async def verified_file(
+    url: str,
+    sha256: str,
+    *,
+    cache: Cache,
+    download: Callable[[str], Awaitable[bytes]],
+    install: Callable[[bytes], None],
+    digest=sha256_hex,
+    prefix: str = "",
+    on_phase: Callable[[str], None] = lambda phase: None,
+) -> str:
     """Install the file at url whose sha256 (64 hex digits) is sha256; -> where it came from.
 
     download(url) -> bytes raises the caller's own error for a failed download (it goes through);
@@ -73,8 +82,10 @@ async def verified_file(url: str, sha256: str, *, cache: Cache, download: Callab
     blob = await download(url)
     on_phase("verify")
     if await digest(blob) != sha256:
-        raise FileMismatch(f"the file that arrived ({len(blob):,} bytes) is not the one this page was built "
-                           "with (its sha256 differs); it was not used")
+        raise FileMismatch(
+            f"the file that arrived ({len(blob):,} bytes) is not the one this page was built "
+            "with (its sha256 differs); it was not used"
+        )
     on_phase("install")
     install(blob)
     await cache.write(url, blob)

@@ -17,6 +17,7 @@ we do not:
 Pure Python over bytes and the file system (no browser, no Pyodide import): tested under CPython
 against zipfile's own extraction.
 """
+
 from __future__ import annotations
 
 import io
@@ -87,18 +88,19 @@ def unpack_wheel(data: bytes, target: str, source: str = "pyodide") -> list[str]
 def _member_bytes(data: bytes, view: memoryview, info: zipfile.ZipInfo) -> bytes | memoryview:
     """One member's content, read straight from its place in `data`: one slice and one decompress."""
     at = info.header_offset
-    if data[at:at + 4] != LOCAL_HEADER:
+    if data[at : at + 4] != LOCAL_HEADER:
         raise WheelError(f"wheel member {info.filename!r}: no local header at offset {at}")
-    name_length = int.from_bytes(data[at + 26:at + 28], "little")
-    extra_length = int.from_bytes(data[at + 28:at + 30], "little")
+    name_length = int.from_bytes(data[at + 26 : at + 28], "little")
+    extra_length = int.from_bytes(data[at + 28 : at + 30], "little")
     start = at + 30 + name_length + extra_length
-    raw = view[start:start + info.compress_size]
+    raw = view[start : start + info.compress_size]
     if info.compress_type == zipfile.ZIP_DEFLATED:
         return zlib.decompress(raw, -zlib.MAX_WBITS)  # a raw deflate stream, as zip stores it
     if info.compress_type == zipfile.ZIP_STORED:
         return raw
-    raise WheelError(f"wheel member {info.filename!r} uses compression {info.compress_type}: only stored "
-                     "and deflate are handled")
+    raise WheelError(
+        f"wheel member {info.filename!r} uses compression {info.compress_type}: only stored and deflate are handled"
+    )
 
 
 def _dist_info(archive: zipfile.ZipFile) -> str:

@@ -4,15 +4,15 @@ Used twice with the same code: by build.py (CPython) to write the first screen
 into index.html, and by worker.py (Pyodide) to redraw only the panels whose
 inputs changed after an event. Pure: no browser imports.
 """
+
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import re
 from dataclasses import dataclass
 from typing import Callable, Optional
-
-import importlib
 
 from . import state as st, tokens
 from .fields import BY_NAME, LAYER_STAGES, MODEL_INPUTS, PANEL_IDS
@@ -31,6 +31,7 @@ class _Later:
     code (zip_once): that was ~13 ms of the start-up for these 17 modules. Under CPython it changes
     nothing but the moment of the import.
     """
+
     __slots__ = ("_name", "_module")
 
     def __init__(self, name: str):
@@ -48,12 +49,46 @@ class _Later:
 
 # Panels of these modules are declared below without reading any of their attributes (lambdas, and
 # patch fields written out): a read at import would load the module then (tests/test_page.py checks).
-LATER = ("views.affinity", "views.compare", "views.embedding", "views.explain", "views.ffn", "views.layernorm",
-         "views.multihead", "views.projections", "views.qk_dot", "views.routing", "views.why", "head_patterns",
-         "views.head_grid", "views.aggregates", "views.ablation", "views.pairs", "pairs", "views.tour")
-(affinity, compare, embedding, explain, ffn, layernorm, multihead, projections, qk_dot, routing, why,
- head_patterns, head_grid, aggregates, ablation, pairs_view, pairs, tour_view) = (_Later(f"{__package__}.{m}")
-                                                                                 for m in LATER)
+LATER = (
+    "views.affinity",
+    "views.compare",
+    "views.embedding",
+    "views.explain",
+    "views.ffn",
+    "views.layernorm",
+    "views.multihead",
+    "views.projections",
+    "views.qk_dot",
+    "views.routing",
+    "views.why",
+    "head_patterns",
+    "views.head_grid",
+    "views.aggregates",
+    "views.ablation",
+    "views.pairs",
+    "pairs",
+    "views.tour",
+)
+(
+    affinity,
+    compare,
+    embedding,
+    explain,
+    ffn,
+    layernorm,
+    multihead,
+    projections,
+    qk_dot,
+    routing,
+    why,
+    head_patterns,
+    head_grid,
+    aggregates,
+    ablation,
+    pairs_view,
+    pairs,
+    tour_view,
+) = (_Later(f"{__package__}.{m}") for m in LATER)
 
 
 def warm_up() -> None:
@@ -95,10 +130,8 @@ def rehearse(state: st.State, on_screen: Optional[set]) -> dict[str, list]:
     for temperature, scale in REHEARSAL_MOVES:
         if time.perf_counter() > deadline:
             break  # a big model's moves are slow: the reader's first event must not wait long
-        moved = dataclasses.replace(state, temperature=temperature,
-                                    dk_scale=min(max(state.dk_scale * scale, lo), hi))
-        due = drawn_now(panels_to_redraw(state, moved), moved,
-                        REHEARSED_UNREPORTED if on_screen is None else on_screen)
+        moved = dataclasses.replace(state, temperature=temperature, dk_scale=min(max(state.dk_scale * scale, lo), hi))
+        due = drawn_now(panels_to_redraw(state, moved), moved, REHEARSED_UNREPORTED if on_screen is None else on_screen)
         patches, _ = draw_change(state, moved, due, live=PANELS)  # as if every panel were drawn live
         for rest_of_reply in (control_values, model_form, permalink.encode):
             rest_of_reply(moved)
@@ -139,51 +172,80 @@ LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 
 PANELS: dict[str, Panel] = {
     # the guided tour's card (its question reads the selected head's row, and the block after it)
-    "tour": Panel(lambda s, c: tour_view.render(s, c), _fields(*LAYER, "tour", "tour_answer", "query", "head"),
-                  resting=lambda s: s.tour < 0, resting_on=_fields("tour")),
+    "tour": Panel(
+        lambda s, c: tour_view.render(s, c),
+        _fields(*LAYER, "tour", "tour_answer", "query", "head"),
+        resting=lambda s: s.tour < 0,
+        resting_on=_fields("tour"),
+    ),
     "model-line": Panel(lambda s, c: explain.model_line(c.model, _other_model(s)), _fields("model")),
     "token-chips": Panel(lambda s, c: controls.render_token_chips(s, c), _fields("model", "text", "query", "pinned")),
     "query-why": Panel(lambda s, c: qk_dot.why_line(s, c), _fields(*LAYER, "query", "head"), reads="attention"),
-    "preset-info": Panel(lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads),
-                         _fields("model", "text", "layer", "head")),
+    "preset-info": Panel(
+        lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads), _fields("model", "text", "layer", "head")
+    ),
     "stepper": Panel(lambda s, c: stepper.render(s, c), _fields("stage")),
     "stage-detail": Panel(lambda s, c: stepper.render_detail(s, c), _fields("model", "stage", "custom")),
     "embedding": Panel(lambda s, c: embedding.render(s, c), _fields("model", "text", "query")),
     "projections": Panel(lambda s, c: projections.render(s, c), _fields(*LAYER, "query", "head"), reads="input"),
-    "why-qkv": Panel(lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head"),
-                     reads="heads"),
-    "head-info": Panel(lambda s, c: explain.head_info(s, c.heads) + code_view.badge(s) + explain.causal_note(s, c.model),
-                       _fields("model", "layer", "head", "custom", "causal")),
-    "attention-matrix": Panel(lambda s, c: attention_matrix.render(s, c, c.heads),
-                              _fields(*LAYER, "query", "head", "pinned"),
-                              lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True),
-                              lambda s, c: attention_matrix.render_patch(s, c, c.heads),
-                              attention_matrix.NUMBERS_ONLY, attention_matrix.can_patch, reads="attention"),
+    "why-qkv": Panel(
+        lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head"), reads="heads"
+    ),
+    "head-info": Panel(
+        lambda s, c: explain.head_info(s, c.heads) + code_view.badge(s) + explain.causal_note(s, c.model),
+        _fields("model", "layer", "head", "custom", "causal"),
+    ),
+    "attention-matrix": Panel(
+        lambda s, c: attention_matrix.render(s, c, c.heads),
+        _fields(*LAYER, "query", "head", "pinned"),
+        lambda s, c: attention_matrix.render(s, c, c.heads, tips_on_demand=True),
+        lambda s, c: attention_matrix.render_patch(s, c, c.heads),
+        attention_matrix.NUMBERS_ONLY,
+        attention_matrix.can_patch,
+        reads="attention",
+    ),
     "qk-dot": Panel(lambda s, c: qk_dot.render(s, c), _fields(*LAYER, "query", "head", "key"), reads="attention"),
-    "affinity": Panel(lambda s, c: affinity.render(s, c, c.heads), _fields(*LAYER, "query", "head"),
-                      lambda s, c: affinity.render(s, c, c.heads, tips_on_demand=True),
-                      render_patch=lambda s, c: affinity.render_patch(s, c, c.heads),
-                      patch_fields=_fields("temperature", "dk_scale", "activation"),  # = affinity.NUMBERS_ONLY
-                      reads="attention"),
-    "routing": Panel(lambda s, c: routing.render(s, c, c.heads),
-                     _fields(*LAYER, "query", "head", "routing_all_heads"), reads="heads"),
-    "head-multiples": Panel(lambda s, c: attention_matrix.render_small_multiples(s, c, c.heads),
-                            _fields(*LAYER, "query", "head"), reads="attention"),
+    "affinity": Panel(
+        lambda s, c: affinity.render(s, c, c.heads),
+        _fields(*LAYER, "query", "head"),
+        lambda s, c: affinity.render(s, c, c.heads, tips_on_demand=True),
+        render_patch=lambda s, c: affinity.render_patch(s, c, c.heads),
+        patch_fields=_fields("temperature", "dk_scale", "activation"),  # = affinity.NUMBERS_ONLY
+        reads="attention",
+    ),
+    "routing": Panel(
+        lambda s, c: routing.render(s, c, c.heads), _fields(*LAYER, "query", "head", "routing_all_heads"), reads="heads"
+    ),
+    "head-multiples": Panel(
+        lambda s, c: attention_matrix.render_small_multiples(s, c, c.heads),
+        _fields(*LAYER, "query", "head"),
+        reads="attention",
+    ),
     "why-scale": Panel(lambda s, c: why.render_scale_demo(s, c), _fields("model", "demo_dk")),
     "compare": Panel(lambda s, c: _compare_panel(s), _fields("model", "text", "query", "head", "compare_head")),
     "multihead": Panel(lambda s, c: multihead.render(s, c, c.heads), _fields(*LAYER, "query"), reads="multihead"),
-    "layernorm": Panel(lambda s, c: layernorm.render(s, c), _fields(*LAYER, "query"),
-                       lambda s, c: layernorm.render(s, c, tips_on_demand=True)),
+    "layernorm": Panel(
+        lambda s, c: layernorm.render(s, c),
+        _fields(*LAYER, "query"),
+        lambda s, c: layernorm.render(s, c, tips_on_demand=True),
+    ),
     "ffn": Panel(lambda s, c: ffn.render(s, c), _fields(*LAYER, "query")),
     # explore like a researcher: every layer at once, heads switched off, a second sentence
-    "head-grid": Panel(lambda s, c: head_grid.render(s, c), _fields(*LAYER, "head", "query", "pinned"),
-                       render_patch=lambda s, c: head_grid.render_patch(s, c),
-                       patch_fields=_fields("query", "head", "layer"),  # = head_grid.NUMBERS_ONLY
-                       can_patch=lambda s: head_grid.can_patch(s)),
-    "aggregates": Panel(lambda s, c: aggregates.render(s, c), _fields(*LAYER, "query", "pinned"),
-                        render_patch=lambda s, c: aggregates.render_patch(s, c),
-                        patch_fields=_fields("query"), can_patch=lambda s: aggregates.can_patch(s),  # = aggregates.NUMBERS_ONLY
-                        reads="heads"),  # it names the switched-off heads
+    "head-grid": Panel(
+        lambda s, c: head_grid.render(s, c),
+        _fields(*LAYER, "head", "query", "pinned"),
+        render_patch=lambda s, c: head_grid.render_patch(s, c),
+        patch_fields=_fields("query", "head", "layer"),  # = head_grid.NUMBERS_ONLY
+        can_patch=lambda s: head_grid.can_patch(s),
+    ),
+    "aggregates": Panel(
+        lambda s, c: aggregates.render(s, c),
+        _fields(*LAYER, "query", "pinned"),
+        render_patch=lambda s, c: aggregates.render_patch(s, c),
+        patch_fields=_fields("query"),
+        can_patch=lambda s: aggregates.can_patch(s),  # = aggregates.NUMBERS_ONLY
+        reads="heads",
+    ),  # it names the switched-off heads
     "ablation": Panel(lambda s, c: ablation.render(s, c, st.compute_intact(s)), _fields(*LAYER, "head", "query")),
     "pair": Panel(lambda s, c: _pair_panel(s, c), _fields(*LAYER, "head", "query", "pair_text"), reads="attention"),
     # your own attention function: which one is in use (the editor itself is static markup)
@@ -212,15 +274,20 @@ def _compare_panel(state: st.State) -> str:
     picker = compare.head_picker(names, cmp.head)
     if cmp.trained is None:
         d = st.description(cmp.trained_id)
-        return picker + compare.not_loaded(d.picker_label.removeprefix("Trained: "), d.id,
-                                           f"about {d.download_mb} MB")
+        return picker + compare.not_loaded(d.picker_label.removeprefix("Trained: "), d.id, f"about {d.download_mb} MB")
     found = head_patterns.compare(
-        cmp.designed.tokens, cmp.designed.run.special, cmp.designed.trace.weights[cmp.head],
-        cmp.trained.tokens, cmp.trained.run.special, [t.weights for t in cmp.trained.run.layers],
-        query_token=cmp.query if cmp.query >= 0 else None)
+        cmp.designed.tokens,
+        cmp.designed.run.special,
+        cmp.designed.trace.weights[cmp.head],
+        cmp.trained.tokens,
+        cmp.trained.run.special,
+        [t.weights for t in cmp.trained.run.layers],
+        query_token=cmp.query if cmp.query >= 0 else None,
+    )
     labels = [[h.name for h in layer] for layer in cmp.trained.model.heads]
-    return picker + compare.render(found, names[cmp.head], trained_labels=labels,
-                                   start_token=cmp.designed.tokens[cmp.designed.run.special[0]])
+    return picker + compare.render(
+        found, names[cmp.head], trained_labels=labels, start_token=cmp.designed.tokens[cmp.designed.run.special[0]]
+    )
 
 
 def _pair_panel(state: st.State, computed) -> str:
@@ -289,9 +356,18 @@ def figure_facts(state: st.State, panel_id: str, computed=None) -> dict:
     depends = PANELS[panel_id].depends
     model = computed.model
     toks = computed.tokens
-    facts = {"title": EMBEDDABLE[panel_id], "sentence": "", "query": "", "model": model.name,
-             "about": _first_sentence(model.about), "layer": "", "head": "", "settings": [], "changed": [],
-             "demo": ""}
+    facts = {
+        "title": EMBEDDABLE[panel_id],
+        "sentence": "",
+        "query": "",
+        "model": model.name,
+        "about": _first_sentence(model.about),
+        "layer": "",
+        "head": "",
+        "settings": [],
+        "changed": [],
+        "demo": "",
+    }
     if "text" in depends:
         facts["sentence"] = state.text
     if "text" in depends and "pair_text" in depends and state.pair_text:
@@ -327,11 +403,15 @@ def figure_facts(state: st.State, panel_id: str, computed=None) -> dict:
     if "custom" in depends and state.custom:
         setting("computed with your attention function", True)
     if "ablated" in depends and state.ablated:
-        off = ", ".join(f"L{l + 1} H{h + 1} ({model.heads[l][h].name})" for l, h in st.head_pairs(state.model, state.ablated))
+        off = ", ".join(
+            f"L{l + 1} H{h + 1} ({model.heads[l][h].name})" for l, h in st.head_pairs(state.model, state.ablated)
+        )
         setting(f"heads switched off: {off}", True)
     if panel_id in ("ffn", "layernorm") and "activation" in depends:
-        setting(f"activation {ACTIVATION_LABELS.get(state.activation, state.activation)}",
-                state.activation != default.activation)
+        setting(
+            f"activation {ACTIVATION_LABELS.get(state.activation, state.activation)}",
+            state.activation != default.activation,
+        )
     facts["settings"], facts["changed"] = settings, changed
     if "demo_dk" in depends:
         own = "" if state.demo_dk == model.d_k else f" (the model's own d_k is {model.d_k})"
@@ -349,11 +429,19 @@ def export_caption(state: st.State, panel_id: str) -> dict:
     on it; note: the model's honest one-liner ("… designed by hand, not learned from data.").
     """
     if panel_id not in EMBEDDABLE or panel_id in TEXT_ONLY:
-        raise ValueError(f"no exportable panel {panel_id!r}: choose one of "
-                         f"{', '.join(p for p in EMBEDDABLE if p not in TEXT_ONLY)}")
+        raise ValueError(
+            f"no exportable panel {panel_id!r}: choose one of {', '.join(p for p in EMBEDDABLE if p not in TEXT_ONLY)}"
+        )
     f = figure_facts(state, panel_id)
-    parts = [f"“{f['sentence']}”" if f["sentence"] else "", f["query"], f["demo"], f["model"], f["layer"],
-             f["head"], ", ".join(f["settings"])]
+    parts = [
+        f"“{f['sentence']}”" if f["sentence"] else "",
+        f["query"],
+        f["demo"],
+        f["model"],
+        f["layer"],
+        f["head"],
+        ", ".join(f["settings"]),
+    ]
     return {"title": f["title"], "caption": " · ".join(p for p in parts if p), "note": f["about"]}
 
 
@@ -392,8 +480,10 @@ def embed_snippet(state: st.State, base_url: str) -> str:
     pid = embed_panel_id(state)
     fragment = permalink.encode(dataclasses.replace(state, panel=pid))
     src = base_url.split("#")[0].rsplit("/", 1)[0] + "/embed.html#" + fragment
-    iframe = (f'<iframe src="{esc(src)}" title="{esc("Attention Explorer: " + EMBEDDABLE[pid])}" '
-              'style="width:100%;height:520px;border:0" loading="lazy"></iframe>')
+    iframe = (
+        f'<iframe src="{esc(src)}" title="{esc("Attention Explorer: " + EMBEDDABLE[pid])}" '
+        'style="width:100%;height:520px;border:0" loading="lazy"></iframe>'
+    )
     return iframe + "\n" + EMBED_HOST_SCRIPT
 
 
@@ -403,16 +493,28 @@ def embed_snippet(state: st.State, base_url: str) -> str:
 # the size: the first paint parses (and the preload scanner scans) a few hundred elements instead of
 # the FFN's and LayerNorm's thousands, yet every stage still shows its real pre-rendered picture
 # before Python is ready.
-FIRST_SCREEN = frozenset({"tour", "model-line", "token-chips", "query-why", "preset-info", "head-info",
-                          "attention-matrix", "stepper", "stage-detail"})
+FIRST_SCREEN = frozenset(
+    {
+        "tour",
+        "model-line",
+        "token-chips",
+        "query-why",
+        "preset-info",
+        "head-info",
+        "attention-matrix",
+        "stepper",
+        "stage-detail",
+    }
+)
 # What a rehearsal (rehearse) draws when the bridge has not yet said what is on screen: the workspace,
 # where a reader first moves a slider (the first screen's panels and the affinity bars beside the heatmap).
 REHEARSED_UNREPORTED = FIRST_SCREEN | {"affinity"}
 
 # Small panels drawn on every change even when off screen (the worker defers the big ones); the tour's
 # card is fixed to the screen while its slot scrolls away with the header.
-ALWAYS_DRAWN = frozenset({"tour", "model-line", "token-chips", "query-why", "preset-info", "stepper", "stage-detail",
-                          "head-info"})
+ALWAYS_DRAWN = frozenset(
+    {"tour", "model-line", "token-chips", "query-why", "preset-info", "stepper", "stage-detail", "head-info"}
+)
 
 
 def tour_focus(state: st.State) -> str:
@@ -445,8 +547,12 @@ def render_panels(state: st.State, only: set[str] | None = None, *, live: bool =
 def patchable(pid: str, old: st.State, new: st.State) -> bool:
     """Whether panel pid's live markup for old can be brought to new by a patch (numbers only)."""
     panel = PANELS[pid]
-    return (panel.render_patch is not None and changed_fields(old, new) <= panel.patch_fields
-            and panel.can_patch(old) and panel.can_patch(new))
+    return (
+        panel.render_patch is not None
+        and changed_fields(old, new) <= panel.patch_fields
+        and panel.can_patch(old)
+        and panel.can_patch(new)
+    )
 
 
 def render_patches(state: st.State, only: set[str]) -> dict[str, list]:
@@ -496,17 +602,20 @@ def panels_to_redraw(old: st.State, new: st.State) -> set[str]:
 
 def _resting(panel: Panel, old: st.State, new: st.State, changed: set[str]) -> bool:
     """Whether the panel shows the same markup for old and new although fields it declares changed."""
-    return (panel.resting is not None and panel.resting(old) and panel.resting(new)
-            and not changed & panel.resting_on)
+    return panel.resting is not None and panel.resting(old) and panel.resting(new) and not changed & panel.resting_on
 
 
 DEPENDS = {pid: panel.depends for pid, panel in PANELS.items()}
 # At the first layer a model input that acts later in the layer than a panel reads has not acted yet
 # there: the panel's declared fields without those (fields without a stage always count).
 FIRST_LAYER_DEPENDS = {
-    pid: frozenset(f for f in panel.depends
-                   if LAYER_STAGES.index(BY_NAME[f].acts or LAYER_STAGES[0]) <= LAYER_STAGES.index(panel.reads))
-    for pid, panel in PANELS.items()}
+    pid: frozenset(
+        f
+        for f in panel.depends
+        if LAYER_STAGES.index(BY_NAME[f].acts or LAYER_STAGES[0]) <= LAYER_STAGES.index(panel.reads)
+    )
+    for pid, panel in PANELS.items()
+}
 
 
 def control_values(state: st.State) -> dict:
@@ -521,8 +630,14 @@ def model_form(state: st.State) -> dict:
     return controls.model_form(state, st.description(state.model), st.all_descriptions())
 
 
-def fill_template(template: str, *, worker_config: dict, model_files: dict | None = None,
-                  state: st.State | None = None, editor_files: dict | None = None) -> str:
+def fill_template(
+    template: str,
+    *,
+    worker_config: dict,
+    model_files: dict | None = None,
+    state: st.State | None = None,
+    editor_files: dict | None = None,
+) -> str:
     """index.html: replace <!--panel:ID--> markers with pre-rendered markup (FIRST_SCREEN) or an empty
     PRERENDERED_SLOT (the rest: deferred_panels, written to prerendered.json).
 
@@ -543,10 +658,14 @@ def fill_template(template: str, *, worker_config: dict, model_files: dict | Non
     out = out.replace("<!--scale-demo-controls-->", why.render_scale_demo_controls(state, model.d_k))
     out = out.replace("<!--pair-controls-->", controls.render_pair_input(state))
     out = out.replace("<!--code-editor-->", code_view.render_editor(state))
-    out = out.replace("<!--editor-files-->", _config_json({"files": editor_files or {}, "edits": code_view.edits_data()}))
+    out = out.replace(
+        "<!--editor-files-->", _config_json({"files": editor_files or {}, "edits": code_view.edits_data()})
+    )
     for pid, title in EMBEDDABLE.items():
-        out = out.replace(f"<!--share:{pid}-->", share.toolbar(pid, title, data=pid == "attention-matrix",
-                                                               pictures=pid not in TEXT_ONLY))
+        out = out.replace(
+            f"<!--share:{pid}-->",
+            share.toolbar(pid, title, data=pid == "attention-matrix", pictures=pid not in TEXT_ONLY),
+        )
     out = out.replace("<!--designed-not-trained-->", esc(model.about))
     out = out.replace("<!--worker-config-->", _config_json(worker_config))
     out = out.replace("<!--model-files-->", _config_json(model_files or {}))
@@ -555,8 +674,14 @@ def fill_template(template: str, *, worker_config: dict, model_files: dict | Non
     return out
 
 
-def fill_embed_template(template: str, *, worker_config: dict, model_files: dict | None = None,
-                        state: st.State | None = None, editor_files: dict | None = None) -> str:
+def fill_embed_template(
+    template: str,
+    *,
+    worker_config: dict,
+    model_files: dict | None = None,
+    state: st.State | None = None,
+    editor_files: dict | None = None,
+) -> str:
     """embed.html: the default embed (the attention matrix) pre-rendered, like index.html."""
     state = state or st.State()
     out = template.replace("<!--panel:embed-->", render_embed(state)["embed"])

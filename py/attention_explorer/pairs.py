@@ -7,8 +7,9 @@ schema: only knowledge of the world decides). Does the head's attention flip
 too? Put the two sentences side by side and subtract where their tokens align.
 
 This module holds no mathematics and imports no model: each model declares its
-ready-made pairs (ModelDescription.pairs); here are their lookup, the token alignment, and the small readings of a trace row the view's
-verdict needs (which word a query looks at most). views/pairs.py draws them.
+ready-made pairs (ModelDescription.pairs); here are their lookup, the token alignment, and the small
+readings of a trace row the view's verdict needs (which word a query looks at most). views/pairs.py
+draws them.
 
     presets(description) -> tuple[PairPreset, ...]   ready-made pairs of a model (its description's)
     preset(description, preset_id) -> PairPreset | None
@@ -17,6 +18,7 @@ verdict needs (which word a query looks at most). views/pairs.py draws them.
     counterpart(pairs, i) -> i' | None               where token i of A is in B
     strongest_word(row, tokens, special, query) -> j | None   the verdict's "looks most at"
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple, Optional, Sequence
@@ -45,6 +47,7 @@ def matching_preset(model: ModelDescription, first: str, second: str):
 class Change(NamedTuple):
     """A span where the sentences differ: tokens a_start:a_stop of A became b_start:b_stop of B
     (either side may be empty: a token added or dropped)."""
+
     a_start: int
     a_stop: int
     b_start: int
@@ -118,8 +121,6 @@ def strongest_word(row, tokens, special, query: int) -> Optional[int]:
         if w > best_w:
             best, best_w = j, w
     return best
-
-
 
 
 def same_word(a: str, b: str) -> bool:

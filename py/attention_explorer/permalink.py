@@ -27,6 +27,7 @@ a hand-edited link that appends "&T=2" expects), and a notice says so;
 requested_model reads the model the same way, so the model downloaded is the
 model shown. Numbers, and lists of them, are ASCII digits only.
 """
+
 from __future__ import annotations
 
 import base64
@@ -70,12 +71,15 @@ _PLAIN = re.compile(r"[A-Za-z0-9_.\-]{1,24}\Z")  # what a notice may quote back 
 _MAX_NUMBER_CHARS = 40
 
 
-assert set(KEYS) == {f.name for f in dataclasses.fields(st.State)} - {f.name for f in FIELDS if not f.in_link}, \
+assert set(KEYS) == {f.name for f in dataclasses.fields(st.State)} - {f.name for f in FIELDS if not f.in_link}, (
     "every State field a link carries needs a permalink key (and nothing else has one)"
+)
 
 # A link with code never runs it: the reader sees it in the editor and presses Run (issue 12).
-CODE_NOTICE = ("This link carries an attention function: it is in the editor below and was not run. "
-               "Read it, then press Run to use it.")
+CODE_NOTICE = (
+    "This link carries an attention function: it is in the editor below and was not run. "
+    "Read it, then press Run to use it."
+)
 _MAX_CODE_BYTES = 64_000  # a decompressed link's code: far past the editor's limit, refused beyond
 
 
@@ -267,8 +271,10 @@ def decode(fragment: str | None) -> tuple[st.State, list[str]]:
     if fragment.startswith("#"):
         fragment = fragment[1:]
     if len(fragment) > MAX_FRAGMENT_CHARS:
-        return st.State(), [f"Ignored the link's settings: the link is {len(fragment):,} characters long, "
-                            f"more than the {MAX_FRAGMENT_CHARS:,} any view of the explorer needs."]
+        return st.State(), [
+            f"Ignored the link's settings: the link is {len(fragment):,} characters long, "
+            f"more than the {MAX_FRAGMENT_CHARS:,} any view of the explorer needs."
+        ]
     raw: dict[str, str] = {}  # field name -> raw value; a later duplicate replaces an earlier one
     repeated: dict[str, None] = {}  # keys given more than once, first-seen order
     unknown: dict[str, None] = {}  # raw keys, first-seen order, once each
@@ -314,7 +320,7 @@ def decode(fragment: str | None) -> tuple[st.State, list[str]]:
     if unknown:
         names = [_plain_name(_unescape_or(k, "")) for k in unknown]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        notices.append(f"Ignored {'an unknown setting' if len(names) == 1 else 'unknown settings'} "
-                       f"in the link: {shown}.")
+        notices.append(
+            f"Ignored {'an unknown setting' if len(names) == 1 else 'unknown settings'} in the link: {shown}."
+        )
     return state, notices
-

@@ -18,6 +18,7 @@ and listed in `compiled` (worker.compiled_at_start reports it; a browser test ex
 Only the worker calls install() (worker_main.load_numpy). Under CPython, from the source tree, there
 is no table and nothing is installed.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -37,9 +38,9 @@ def install() -> int:
     except OSError:  # no table beside this module: a source tree, not the start-up zip
         return 0
     magic = importlib.util.MAGIC_NUMBER
-    if data[:len(magic)] != magic:  # another Python's code objects: compile as usual
+    if data[: len(magic)] != magic:  # another Python's code objects: compile as usual
         return 0
-    table = marshal.loads(data[len(magic):])
+    table = marshal.loads(data[len(magic) :])
 
     import dataclasses
 
@@ -47,7 +48,7 @@ def install() -> int:
         code = table.get(text)
         if code is None:
             # "def __create_fn__(...):\n def __init__(self, ...)..." -> "__init__"
-            method = text.split("\n", 2)[1].strip()[len("def "):].split("(")[0]
+            method = text.split("\n", 2)[1].strip()[len("def ") :].split("(")[0]
             compiled.append(((globals or {}).get("__name__", "?"), method))
             code = text
         exec(code, globals, locals)

@@ -18,6 +18,7 @@ the reader, in which case the caller keeps the last good state and picture.
 `core.Settings` built from every model input of fields.py, and hands the views a
 `Computed` for the selected layer: the views get the models' numbers only through here.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,8 +31,19 @@ from . import core, models, tokens
 from .fields import ACTIVATIONS, BY_EVENT, BY_NAME, FIELDS, FROM_MODEL, MODEL_INPUTS, PANEL_IDS, STAGES
 from .models.base import ModelDescription, ModelRun
 
-__all__ = ["ACTIVATIONS", "STAGES", "State", "Computed", "InputError", "apply_event", "compute",
-           "description", "TEMPERATURE_RANGE", "DK_SCALE_RANGE", "DEMO_DK_RANGE"]
+__all__ = [
+    "ACTIVATIONS",
+    "STAGES",
+    "State",
+    "Computed",
+    "InputError",
+    "apply_event",
+    "compute",
+    "description",
+    "TEMPERATURE_RANGE",
+    "DK_SCALE_RANGE",
+    "DEMO_DK_RANGE",
+]
 
 TEMPERATURE_RANGE = BY_NAME["temperature"].limits
 DK_SCALE_RANGE = BY_NAME["dk_scale"].limits
@@ -62,8 +74,16 @@ def _model_defaults(model_id: str) -> dict:
     return {"text": d.default_text, "query": d.default_query, "dk_scale": d.true_dk_scale}
 
 
-_PY_TYPES = {"text": str, "index": int, "choice": str, "number": float, "count": int, "flag": bool,
-             "indices": tuple, "code": str}
+_PY_TYPES = {
+    "text": str,
+    "index": int,
+    "choice": str,
+    "number": float,
+    "count": int,
+    "flag": bool,
+    "indices": tuple,
+    "code": str,
+}
 _DEFAULTS = {f.name: f.default for f in FIELDS} | _model_defaults(BY_NAME["model"].default)
 assert FROM_MODEL not in _DEFAULTS.values(), "every model-dependent default must be filled in"
 
@@ -79,9 +99,16 @@ def _queries(self) -> tuple[int, ...]:
 
 
 State = dataclasses.make_dataclass(
-    "State", [(f.name, _PY_TYPES[f.kind], dataclasses.field(default=_DEFAULTS[f.name])) for f in FIELDS],
-    frozen=True, namespace={"tokens": property(_tokens), "queries": property(_queries), "__module__": __name__,
-                            "__doc__": "The whole UI state; one field per fields.FIELDS entry."})
+    "State",
+    [(f.name, _PY_TYPES[f.kind], dataclasses.field(default=_DEFAULTS[f.name])) for f in FIELDS],
+    frozen=True,
+    namespace={
+        "tokens": property(_tokens),
+        "queries": property(_queries),
+        "__module__": __name__,
+        "__doc__": "The whole UI state; one field per fields.FIELDS entry.",
+    },
+)
 
 
 @lru_cache(maxsize=64)
@@ -92,6 +119,7 @@ def _tokenize(model_id: str, text: str) -> tuple[str, ...]:
 @dataclass(frozen=True, eq=False)
 class Computed:
     """What the views draw for one state: the model's description, its run, and the selected layer."""
+
     model: ModelDescription
     run: ModelRun
     layer: int
@@ -140,9 +168,11 @@ def settings_fields(model_inputs: tuple[str, ...]) -> tuple[str, ...]:
     names = tuple(name for name in model_inputs if name not in _RUN_INPUTS)
     knobs = {f.name for f in dataclasses.fields(core.Settings)} - {"attention_fn"}
     if set(names) != knobs:
-        raise ValueError(f"model inputs {sorted(set(names) - knobs)} are not fields of core.Settings, and its "
-                         f"fields {sorted(knobs - set(names))} no model inputs: a model input (fields.Field with "
-                         "model_input=True) is a field of core.Settings, used in core.run_block")
+        raise ValueError(
+            f"model inputs {sorted(set(names) - knobs)} are not fields of core.Settings, and its "
+            f"fields {sorted(knobs - set(names))} no model inputs: a model input (fields.Field with "
+            "model_input=True) is a field of core.Settings, used in core.run_block"
+        )
     return names
 
 
@@ -151,8 +181,9 @@ SETTINGS_FIELDS = settings_fields(MODEL_INPUTS)
 
 def settings(state) -> core.Settings:
     """The knobs of state's forward pass, one core.Settings (its attention_fn is set by _run)."""
-    return core.Settings(**{name: _TO_SETTING[name](state) if name in _TO_SETTING else getattr(state, name)
-                            for name in SETTINGS_FIELDS})
+    return core.Settings(
+        **{name: _TO_SETTING[name](state) if name in _TO_SETTING else getattr(state, name) for name in SETTINGS_FIELDS}
+    )
 
 
 def _code(state) -> str:
@@ -209,10 +240,11 @@ def selected_queries(state) -> tuple[int, ...]:
 class Comparison:
     """The designed-vs-trained comparison's inputs: both models on the state's sentence, run as they
     were made (T = 1, their true √d_k, no mask), the designed head and query to compare."""
+
     designed: Computed
     trained: Optional[Computed]  # None: the trained model's files are not loaded yet
-    head: int                    # the designed head (0-based)
-    query: int                   # the designed model's token index of the state's query (-1: none)
+    head: int  # the designed head (0-based)
+    query: int  # the designed model's token index of the state's query (-1: none)
     trained_id: str
 
 
@@ -249,12 +281,14 @@ def _same_word(toks, index, other) -> int:
 
 # --------------------------------------------------------------------------- reading event values
 
+
 def _number(value, name: str, lo: float, hi: float) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number between {lo:g} and {hi:g}; got {str(value)[:40]!r}.",
-                         field=name) from None
+        raise InputError(
+            f"{name} must be a number between {lo:g} and {hi:g}; got {str(value)[:40]!r}.", field=name
+        ) from None
     if not math.isfinite(x):
         raise InputError(f"{name} must be a finite number between {lo:g} and {hi:g}.", field=name)
     return min(hi, max(lo, x))
@@ -270,8 +304,9 @@ def _indices(value, field, n: int) -> tuple[int, ...]:
             raise InputError(f"{field.label} must be a short list of numbers.", field=field.name)
         parts = [p for p in text.replace(",", "_").split("_") if p.strip()]
     if len(parts) > n:
-        raise InputError(f"{field.label}: {len(parts)} numbers, but there are only {n} to choose from.",
-                         field=field.name)
+        raise InputError(
+            f"{field.label}: {len(parts)} numbers, but there are only {n} to choose from.", field=field.name
+        )
     try:
         return tuple(sorted({_index(p, field.label, n) for p in parts}))
     except InputError as exc:
@@ -284,8 +319,11 @@ def _source(value) -> str:
 
     text = str(value if value is not None else "").replace("\r\n", "\n")
     if len(text) > custom_attention.MAX_CHARS:
-        raise InputError(f"Your code is {len(text):,} characters long; the limit is "
-                         f"{custom_attention.MAX_CHARS:,}. Shorten it and press Run again.", field="attention-code")
+        raise InputError(
+            f"Your code is {len(text):,} characters long; the limit is "
+            f"{custom_attention.MAX_CHARS:,}. Shorten it and press Run again.",
+            field="attention-code",
+        )
     return text
 
 
@@ -315,19 +353,26 @@ def _tour():
 def extent(of: str, state) -> int:
     """How many choices an index field has in this state (tokens, heads, layers, stages)."""
     d = description(state.model)
-    counts = {"tokens": lambda: len(state.tokens), "heads": lambda: len(d.heads[state.layer]),
-              "all_heads": lambda: sum(len(h) for h in d.heads),
-              "layers": lambda: d.n_layers, "stages": lambda: len(STAGES),
-              "designed_heads": lambda: len(description(models.DEFAULT).heads[0]),
-              "tour_steps": lambda: len(_tour().STEPS), "tour_answers": lambda: _tour().MAX_ANSWERS}
+    counts = {
+        "tokens": lambda: len(state.tokens),
+        "heads": lambda: len(d.heads[state.layer]),
+        "all_heads": lambda: sum(len(h) for h in d.heads),
+        "layers": lambda: d.n_layers,
+        "stages": lambda: len(STAGES),
+        "designed_heads": lambda: len(description(models.DEFAULT).heads[0]),
+        "tour_steps": lambda: len(_tour().STEPS),
+        "tour_answers": lambda: _tour().MAX_ANSWERS,
+    }
     return counts[of]()
 
 
 def choices(of: str, state) -> tuple[str, ...]:
     """The values a choice field accepts in this state."""
-    return {"models": lambda: tuple(models.MODELS),
-            "activations": lambda: tuple(a for a in ACTIVATIONS if a in description(state.model).activations),
-            "panels": lambda: ("",) + PANEL_IDS}[of]()
+    return {
+        "models": lambda: tuple(models.MODELS),
+        "activations": lambda: tuple(a for a in ACTIVATIONS if a in description(state.model).activations),
+        "panels": lambda: ("",) + PANEL_IDS,
+    }[of]()
 
 
 def _value(field, value, state):
@@ -355,6 +400,7 @@ def _value(field, value, state):
 
 # --------------------------------------------------------------------------- transitions
 
+
 def _follow_query(old_tokens: tuple[str, ...], query: int, new_tokens: tuple[str, ...], model_id: str) -> int:
     """Where the query goes when the tokens change: onto the same occurrence of its word when it survives
     the edit, else to the model's default (designed model: the first pronoun, else the last token).
@@ -380,8 +426,13 @@ def _with_text(state, text: str, old_tokens: tuple[str, ...] | None = None):
         raise InputError(str(exc)) from None
     old = state.tokens if old_tokens is None else old_tokens
     # the key goes back to "the query's strongest key": its index may not exist in the new sentence
-    return dataclasses.replace(state, text=text, query=_follow_query(old, state.query, toks, state.model),
-                               key=-1, pinned=_follow_pinned(old, state.pinned, toks))
+    return dataclasses.replace(
+        state,
+        text=text,
+        query=_follow_query(old, state.query, toks, state.model),
+        key=-1,
+        pinned=_follow_pinned(old, state.pinned, toks),
+    )
 
 
 def _follow_pinned(old_tokens, pinned, new_tokens) -> tuple[int, ...]:
@@ -402,17 +453,25 @@ def _with_model(state, model_id: str):
     """state on another model: its √d_k; the head it shows first (its showcase), else layer and head kept
     where they still exist; the query on its word."""
     if not getattr(models.get(model_id), "available", True):
-        raise InputError(f"The {description(model_id).name} is not loaded yet; choose it in the Model menu "
-                         "to download it.", field="model")
+        raise InputError(
+            f"The {description(model_id).name} is not loaded yet; choose it in the Model menu to download it.",
+            field="model",
+        )
     d = description(model_id)
     if d.showcase is not None:
         layer, head = d.showcase
     else:
         layer = min(state.layer, d.n_layers - 1)
         head = min(state.head, len(d.heads[layer]) - 1)
-    new = dataclasses.replace(state, model=model_id, dk_scale=d.true_dk_scale, layer=layer, head=head,
-                              activation=state.activation if state.activation in d.activations
-                              else d.activations[0], ablated=())  # another model's heads
+    new = dataclasses.replace(
+        state,
+        model=model_id,
+        dk_scale=d.true_dk_scale,
+        layer=layer,
+        head=head,
+        activation=state.activation if state.activation in d.activations else d.activations[0],
+        ablated=(),
+    )  # another model's heads
     if new.pair_text:
         try:
             _tokenize(model_id, new.pair_text)
@@ -430,8 +489,9 @@ def apply_event(state, event: dict):
         if preset is None:
             raise InputError(f"Unknown preset {str(value)[:40]!r}.", field="preset")
         # the head and the query the preset's note talks about
-        return dataclasses.replace(state, text=preset.text, query=preset.query, key=-1, layer=preset.layer,
-                                   head=preset.head, pinned=())
+        return dataclasses.replace(
+            state, text=preset.text, query=preset.query, key=-1, layer=preset.layer, head=preset.head, pinned=()
+        )
     if kind == "reset":
         return State()
     if kind == "tour_step":  # a step of the guided tour sets the page up (tour.setup); -1 leaves the tour
@@ -458,8 +518,14 @@ def apply_event(state, event: dict):
         toks = new.tokens
         query = toks.index(found.query_word) if found.query_word in toks else new.query
         layer = min(found.layer, description(state.model).n_layers - 1)
-        return dataclasses.replace(new, pair_text=found.second, query=query, pinned=(), layer=layer,
-                                   head=min(found.head, len(description(state.model).heads[layer]) - 1))
+        return dataclasses.replace(
+            new,
+            pair_text=found.second,
+            query=query,
+            pinned=(),
+            layer=layer,
+            head=min(found.head, len(description(state.model).heads[layer]) - 1),
+        )
     if kind == "pick_head":  # a thumbnail of the all-heads grid "l,h": that layer and head
         l, _, h = str(value).partition(",")
         layer = _index(l, "layer", extent("layers", state))
@@ -480,8 +546,7 @@ def apply_event(state, event: dict):
         value = tuple(sorted(current ^ {i}))
     value = _value(field, value, state)
     if field.name == "custom" and value and not state.code:
-        raise InputError("There is no function of yours to switch on: write one and press Run.",
-                         field="attention-code")
+        raise InputError("There is no function of yours to switch on: write one and press Run.", field="attention-code")
     if field.name == "pair_text":
         value = value.strip()
         if value:

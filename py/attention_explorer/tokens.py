@@ -59,11 +59,13 @@ def _is_separator(ch: str) -> bool:
 def _is_emoji_modifier(ch: str) -> bool:
     # code points that extend the symbol before them into one visible emoji
     cp = ord(ch)
-    return (0xFE00 <= cp <= 0xFE0F  # variation selectors (text/emoji style)
-            or 0x1F3FB <= cp <= 0x1F3FF  # skin tones
-            or 0xE0020 <= cp <= 0xE007F  # tag characters (subdivision flags)
-            or cp == 0x20E3  # combining enclosing keycap
-            or unicodedata.category(ch) == "Mn")
+    return (
+        0xFE00 <= cp <= 0xFE0F  # variation selectors (text/emoji style)
+        or 0x1F3FB <= cp <= 0x1F3FF  # skin tones
+        or 0xE0020 <= cp <= 0xE007F  # tag characters (subdivision flags)
+        or cp == 0x20E3  # combining enclosing keycap
+        or unicodedata.category(ch) == "Mn"
+    )
 
 
 def _is_regional_indicator(ch: str) -> bool:
@@ -115,7 +117,7 @@ def _split_clitic(word: str) -> list[str]:
             if low.endswith(c) and len(word) > len(c):
                 stem = word[: -len(c)]
                 if clitic == "n't" or stem[-1] not in _JOINERS:
-                    return [stem, word[-len(c):]]
+                    return [stem, word[-len(c) :]]
     return [word]
 
 
@@ -149,16 +151,23 @@ def tokenize(text: str, start_token: str = "") -> list[str]:
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     limit = MAX_TOKENS + (1 if start_token else 0)
     if len(text) > MAX_CHARS:
-        raise TokenError(f"That text is {len(text):,} characters long; the explorer takes one sentence "
-                         f"of at most {limit} tokens. Paste a single, shorter sentence.")
+        raise TokenError(
+            f"That text is {len(text):,} characters long; the explorer takes one sentence "
+            f"of at most {limit} tokens. Paste a single, shorter sentence."
+        )
     toks = _scan(text)
     if not toks:
         raise TokenError("Type a sentence: at least one word.")
     if len(toks) > MAX_TOKENS:
-        counted = (f"makes {len(toks) + 1} tokens ({len(toks)} from the sentence + start token {start_token})"
-                   if start_token else f"has {len(toks)} tokens")
-        raise TokenError(f"That sentence {counted}; the limit is {limit}. "
-                         f"Shorten the sentence (every word, punctuation mark and symbol is one token).")
+        counted = (
+            f"makes {len(toks) + 1} tokens ({len(toks)} from the sentence + start token {start_token})"
+            if start_token
+            else f"has {len(toks)} tokens"
+        )
+        raise TokenError(
+            f"That sentence {counted}; the limit is {limit}. "
+            f"Shorten the sentence (every word, punctuation mark and symbol is one token)."
+        )
     return toks
 
 
@@ -177,4 +186,4 @@ def word_span(tokens, j: int) -> tuple[int, int]:
 def word_at(tokens, j: int) -> str:
     """The whole word token j belongs to, its word pieces joined back ("suit" + "##case" = "suitcase")."""
     start, stop = word_span(tokens, j)
-    return tokens[start] + "".join(t[2:] for t in tokens[start + 1:stop])
+    return tokens[start] + "".join(t[2:] for t in tokens[start + 1 : stop])

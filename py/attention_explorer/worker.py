@@ -14,13 +14,15 @@ pure and tested in CPython.
     warm_up()                    -> {panel id: [operation, ...]}  (load the views start-up left for later,
                                     rehearse a slider; its last move's patches, for the bridge to rehearse)
     dispatch(event)              -> response      (event: {"type": ..., "value": ...})
-    tip(ref)                     -> str           (a heatmap cell's or LayerNorm dimension's tip, left out of live markup)
+    tip(ref)                     -> str           (a heatmap cell's or LayerNorm dimension's tip, left out
+                                                   of live markup)
     export_data(kind)            -> {"filename", "mime", "text"}   (kind: "csv" | "json")
     embed_snippet(base_url)      -> str           (an <iframe> snippet for the current view)
     export_caption(panel_id)     -> {"title", "caption", "note"}   (plain text an SVG/PNG export carries)
     core_selftest(payload)       -> plain results (browser test: Pyodide agrees with CPython)
     compiled_at_start()          -> {"stdlib", "numpy", "ours": [module]}  (what a start-up compiled from source)
-    load_model(spec)             -> {"ok", "message"}  (download a trained model's files, install it)
+    load_model(spec)             -> {"ok", "message"}  (download a trained model's files, install it;
+                                    worker_main adds its `fetched`)
     download_progress()          -> {"model", "loaded", "total", "phase"}  (polled while load_model runs)
 
 A response is {"panels": {panel id: markup}, "patches": {panel id: [operation, ...]},
@@ -38,6 +40,7 @@ files are not loaded yet: the bridge downloads it (load_model) and then
 replays the link. "stale" lists the panels whose picture on the page is not the current state's (off
 screen when their inputs changed; drawn when they come near): a printout leaves them out.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -48,7 +51,7 @@ _mode = "page"
 # near the screen ("viewport" events); a panel whose inputs change while it is away is drawn
 # when it comes back. A slider then redraws two or three panels, not fourteen.
 _visible = None  # panel ids on or near the screen; None until the bridge reports (= all)
-_stale = set()   # panels whose inputs changed while they were off screen
+_stale = set()  # panels whose inputs changed while they were off screen
 # Panels whose markup on the page was drawn live for the current state's structure: a slider then
 # sends them a patch of numbers (page.render_patches) instead of new markup. Pre-rendered markup
 # (build.py) is not live: its tooltips are inline and would go stale.
@@ -74,8 +77,7 @@ def _panels_now(old, new) -> set:
     return now
 
 
-def _reply(panels=None, *, values=None, message="", field="", notice="", focus="", load_model="",
-           patches=None):
+def _reply(panels=None, *, values=None, message="", field="", notice="", focus="", load_model="", patches=None):
     """The one response shape; "hash" is always the current state's URL fragment."""
     from attention_explorer import page, permalink
 
@@ -84,9 +86,19 @@ def _reply(panels=None, *, values=None, message="", field="", notice="", focus="
     form = page.model_form(_state)
     fresh_form = form if form != _form_sent else None  # it changes with the model or the layer only
     _form_sent = form
-    return {"panels": panels or {}, "patches": patches or {}, "values": values or {}, "message": message,
-            "field": field, "notice": notice, "hash": permalink.encode(_state), "focus": focus,
-            "form": fresh_form, "load_model": load_model, "stale": sorted(_stale)}
+    return {
+        "panels": panels or {},
+        "patches": patches or {},
+        "values": values or {},
+        "message": message,
+        "field": field,
+        "notice": notice,
+        "hash": permalink.encode(_state),
+        "focus": focus,
+        "form": fresh_form,
+        "load_model": load_model,
+        "stale": sorted(_stale),
+    }
 
 
 def _redraw(old, new, *, notice="", focus="", load_model="", code_to_editor=False):
@@ -140,8 +152,14 @@ def boot(fragment="", mode="page", options=None):
     if own:
         notices = [n for n in notices if n != permalink.CODE_NOTICE]
     focus = _state.panel or (page.tour_focus(_state) if _mode == "page" else "")
-    reply = _redraw(prerendered, _state, notice=" ".join(notices), focus=focus, load_model=load,
-                    code_to_editor=bool(_state.code) and not own)
+    reply = _redraw(
+        prerendered,
+        _state,
+        notice=" ".join(notices),
+        focus=focus,
+        load_model=load,
+        code_to_editor=bool(_state.code) and not own,
+    )
     # everything imported and built so far lives as long as the page: move it out of the collector's
     # way, so a full collection (~25 ms in Pyodide) does not land in the middle of a slider move
     import gc
@@ -216,7 +234,9 @@ def dispatch(event):
                 wanted = step
             else:
                 new, notice, focus = step
-            if not isinstance(step, str) and new.custom:  # the reader's function: run it now (a failure keeps the last good view)
+            if (
+                not isinstance(step, str) and new.custom
+            ):  # the reader's function: run it now (a failure keeps the last good view)
                 st.compute(new)
                 if new.ablated:
                     st.compute_intact(new)
@@ -313,20 +333,32 @@ def core_selftest(payload):
     import dataclasses
 
     import numpy as np
+
     from attention_explorer import core
 
     p = _plain(payload)
-    params = core.BlockParams(**{k: None if v is None else np.asarray(v, dtype=np.float64)
-                                 for k, v in p["params"].items()})
+    params = core.BlockParams(
+        **{k: None if v is None else np.asarray(v, dtype=np.float64) for k, v in p["params"].items()}
+    )
     x = np.asarray(p["x"], dtype=np.float64)
     traces = []
     for case in p["cases"]:
         mask = core.causal_mask(len(x)) if case["causal"] else None
-        trace = core.transformer_block(x, params, p["n_heads"], temperature=case["temperature"],
-                                       scale=case["scale"], mask=mask, activation=case["activation"])
+        trace = core.transformer_block(
+            x,
+            params,
+            p["n_heads"],
+            temperature=case["temperature"],
+            scale=case["scale"],
+            mask=mask,
+            activation=case["activation"],
+        )
         traces.append({f.name: _listify(getattr(trace, f.name)) for f in dataclasses.fields(trace)})
-    return {"traces": traces, "softmax": core.softmax(np.asarray(p["softmax"], dtype=np.float64)).tolist(),
-            "numpy": np.__version__}
+    return {
+        "traces": traces,
+        "softmax": core.softmax(np.asarray(p["softmax"], dtype=np.float64)).tolist(),
+        "numpy": np.__version__,
+    }
 
 
 # ------------------------------------------------------------------ trained models, on demand
@@ -344,13 +376,14 @@ class DownloadError(Exception):
     """A model file could not be had; the message is for the reader."""
 
 
-async def _fetch_module(base, rel):
+async def _fetch_module(base, rel, fetched):
     """One of our modules, py/<rel> under the page's folder `base`, into the file system at <rel>, and
-    its package told to look there too (the package itself came from the start-up zip)."""
+    its package told to look there too (the package itself came from the start-up zip). fetched: as
+    _fetch_bytes."""
     import os
     import sys
 
-    source = await _fetch_bytes(f"{base}py/{rel}")
+    source = await _fetch_bytes(f"{base}py/{rel}", fetched)
     os.makedirs(os.path.dirname(rel) or ".", exist_ok=True)
     with open(rel, "wb") as f:
         f.write(source)
@@ -360,10 +393,9 @@ async def _fetch_module(base, rel):
         package.__path__.append(folder)
 
 
-async def _fetch_bytes(url, *, count=False):
-    """The bytes at url (absolute), counting them into _progress["loaded"] as they arrive."""
-    from attention_explorer.worker_main import fetched
-
+async def _fetch_bytes(url, fetched, *, count=False):
+    """The bytes at url (absolute), counting them into _progress["loaded"] as they arrive. fetched:
+    worker_main.fetched, handed in by load_model (worker_main imports this module, never the reverse)."""
     response = await fetched(url, DownloadError)
     reader = response.body.getReader()
     chunks = []
@@ -371,8 +403,9 @@ async def _fetch_bytes(url, *, count=False):
         try:
             part = await reader.read()
         except Exception as exc:  # the connection dropped mid-way
-            raise DownloadError(f"the download stopped after {_progress['loaded']:,} bytes "
-                                f"({str(exc).splitlines()[-1][:80]})") from None
+            raise DownloadError(
+                f"the download stopped after {_progress['loaded']:,} bytes ({str(exc).splitlines()[-1][:80]})"
+            ) from None
         if part.done:
             break
         chunks.append(part.value.to_bytes())
@@ -451,13 +484,14 @@ async def _digest(blob):
     return (await subtle.digest("SHA-256", to_js(blob))).to_bytes().hex()
 
 
-async def load_model(spec):
+async def load_model(spec, fetched):
     """Download a trained model's files and install it. -> {"ok": bool, "message": str}
 
     spec: the page's manifest entry (build.write_models: "src", "bytes", "sha256", "modules", paths
     relative to the page) plus "model" (its id) and "base" (the page's folder as an absolute URL, ending
     in "/"). The file comes from Cache Storage or the server, and is used only if its sha256 is the
-    manifest's (model_file.verified_file: a bad cached copy is evicted and downloaded again)."""
+    manifest's (model_file.verified_file: a bad cached copy is evicted and downloaded again).
+    fetched: worker_main.fetched, which worker_main's forwarder adds."""
     import gzip
     import os
 
@@ -474,7 +508,7 @@ async def load_model(spec):
 
     async def download(url):
         _progress["loaded"] = 0
-        blob = await _fetch_bytes(url, count=True)
+        blob = await _fetch_bytes(url, fetched, count=True)
         if _progress["total"] and len(blob) < _progress["total"]:  # more, or other bytes: the sha256 says
             raise DownloadError(f"the download stopped after {len(blob):,} of {_progress['total']:,} bytes")
         return blob
@@ -493,19 +527,32 @@ async def load_model(spec):
         base = str(spec["base"])
         for rel in spec.get("modules") or []:
             if not os.path.exists(rel):
-                await _fetch_module(base, rel)
+                await _fetch_module(base, rel, fetched)
         url = base + str(spec["src"])
-        await model_file.verified_file(url, str(spec["sha256"]), cache=_BrowserCache(), download=download,
-                                       install=install, digest=_digest, prefix=base + str(spec["src"]).split(".", 1)[0] + ".",
-                                       on_phase=on_phase)
+        await model_file.verified_file(
+            url,
+            str(spec["sha256"]),
+            cache=_BrowserCache(),
+            download=download,
+            install=install,
+            digest=_digest,
+            prefix=base + str(spec["src"]).split(".", 1)[0] + ".",
+            on_phase=on_phase,
+        )
     except (DownloadError, model_file.FileMismatch) as exc:
         _progress["phase"] = "failed"
-        return {"ok": False, "message": f"Could not download the trained model: {exc}. Check the connection "
-                                        "and try again; the designed model keeps working meanwhile."}
+        return {
+            "ok": False,
+            "message": f"Could not download the trained model: {exc}. Check the connection "
+            "and try again; the designed model keeps working meanwhile.",
+        }
     except Exception as exc:  # a corrupt file: say so, keep the page working
         _progress["phase"] = "failed"
-        return {"ok": False, "message": f"The trained model's file could not be read ({type(exc).__name__}: "
-                                        f"{str(exc)[:120]}). Try again; if it fails again, reload the page."}
+        return {
+            "ok": False,
+            "message": f"The trained model's file could not be read ({type(exc).__name__}: "
+            f"{str(exc)[:120]}). Try again; if it fails again, reload the page.",
+        }
     _progress["phase"] = "done"
     return {"ok": True, "message": ""}
 
@@ -515,6 +562,16 @@ def _listify(value):
 
 
 # the calls worker_main.py forwards here (tests/test_worker_main.py checks that the two lists agree)
-__export__ = ["boot", "warm_up", "dispatch", "tip", "export_data", "embed_snippet", "export_caption", "core_selftest",
-              "compiled_at_start",
-              "load_model", "download_progress"]
+__export__ = [
+    "boot",
+    "warm_up",
+    "dispatch",
+    "tip",
+    "export_data",
+    "embed_snippet",
+    "export_caption",
+    "core_selftest",
+    "compiled_at_start",
+    "load_model",
+    "download_progress",
+]

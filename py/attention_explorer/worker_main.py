@@ -64,8 +64,8 @@ async def load_numpy(spec):
 
 
 async def fetched(url, error, integrity=None):
-    """The browser's response for url (absolute), or `error` saying which file and why (worker.py's
-    downloads use it too). integrity ("sha256-<base64>"): the browser refuses a body that differs."""
+    """The browser's response for url (absolute), or `error` saying which file and why (worker.load_model
+    is handed it for its downloads). integrity ("sha256-<base64>"): the browser refuses a body that differs."""
     import js
 
     name = url.rsplit("/", 1)[-1]
@@ -81,8 +81,11 @@ async def fetched(url, error, integrity=None):
         if integrity:  # a second look, unchecked, tells a missing file from another file
             try:
                 response = await js.fetch(url)
-                why = f"{name} answered HTTP {response.status}" if not response.ok else \
-                    f"{name} is not the pinned file (its sha256 differs)"
+                why = (
+                    f"{name} answered HTTP {response.status}"
+                    if not response.ok
+                    else f"{name} is not the pinned file (its sha256 differs)"
+                )
             except Exception:  # unreachable either way: the first reason stands
                 pass
         raise error(why) from None
@@ -92,7 +95,9 @@ async def fetched(url, error, integrity=None):
 
 
 def _forward(name, is_async):
-    """The export `name`: worker.<name>, imported from the start-up zip at the first call."""
+    """The export `name`: worker.<name>, imported from the start-up zip at the first call. The async one
+    (load_model) downloads: it gets `fetched` too, so that worker.py never imports this script."""
+
     def call(*args):
         from attention_explorer import worker
 
@@ -101,7 +106,7 @@ def _forward(name, is_async):
     async def call_async(*args):
         from attention_explorer import worker
 
-        return await getattr(worker, name)(*args)
+        return await getattr(worker, name)(*args, fetched)
 
     forward = call_async if is_async else call
     forward.__name__ = name
@@ -109,8 +114,19 @@ def _forward(name, is_async):
 
 
 # worker.__export__ (tests/test_worker_main.py checks that they agree), and which of them are coroutines
-FORWARDED = ("boot", "warm_up", "dispatch", "tip", "export_data", "embed_snippet", "export_caption",
-             "core_selftest", "compiled_at_start", "load_model", "download_progress")
+FORWARDED = (
+    "boot",
+    "warm_up",
+    "dispatch",
+    "tip",
+    "export_data",
+    "embed_snippet",
+    "export_caption",
+    "core_selftest",
+    "compiled_at_start",
+    "load_model",
+    "download_progress",
+)
 ASYNC = {"load_model"}
 globals().update({name: _forward(name, name in ASYNC) for name in FORWARDED})
 

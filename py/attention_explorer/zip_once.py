@@ -15,6 +15,7 @@ never executed keeps its code here; a zip's members do not change while the work
 
 Only the worker calls install() (worker_main.load_numpy), before NumPy and our modules are imported.
 """
+
 from __future__ import annotations
 
 import zipimport

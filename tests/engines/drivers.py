@@ -9,6 +9,7 @@ Both pages offer: goto, run (a JS function's source, awaited in the page), wait 
 in the page, with a time limit and what it waits for), click, press (a key on a focused element),
 resize, screenshot, problems (console and page errors, requests to other hosts), close.
 """
+
 from __future__ import annotations
 
 import json
@@ -70,9 +71,16 @@ class FirefoxPage(EnginePage):
         super().__init__(reports)
         node = shutil.which("node")
         if not (HERE / "node_modules" / "puppeteer-core").is_dir():
-            raise RuntimeError("puppeteer-core is not installed: run `bash dev.sh test` (npm ci --prefix tests/engines)")
-        self._proc = subprocess.Popen([node, str(HERE / "firefox_driver.mjs"), FIREFOX, *allowed_origins],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+            raise RuntimeError(
+                "puppeteer-core is not installed: run `bash dev.sh test` (npm ci --prefix tests/engines)"
+            )
+        self._proc = subprocess.Popen(
+            [node, str(HERE / "firefox_driver.mjs"), FIREFOX, *allowed_origins],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
         self._next = 0
         self.version = self._call("open", width=width, height=height)
 
@@ -130,8 +138,11 @@ class VirtualScreen:
 
     def __init__(self):
         read, write = os.pipe()
-        self._proc = subprocess.Popen([XVFB, "-displayfd", str(write), "-screen", "0", "1600x1200x24", "-nolisten", "tcp"],
-                                      pass_fds=(write,), stderr=subprocess.DEVNULL)
+        self._proc = subprocess.Popen(
+            [XVFB, "-displayfd", str(write), "-screen", "0", "1600x1200x24", "-nolisten", "tcp"],
+            pass_fds=(write,),
+            stderr=subprocess.DEVNULL,
+        )
         os.close(write)
         with os.fdopen(read) as f:
             number = f.readline().strip()

@@ -8,6 +8,7 @@ page report them itself, the same way on every engine:
   (and blob:/data:, inline code, eval and WebAssembly, which the page uses): a request to another
   host, from the page or from its worker, is reported to /__csp__ here and never blocked.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,8 +22,7 @@ from conftest import SUBPATH, SubpathHandler
 PROBE = Path(__file__).with_name("probe.js").read_bytes()
 PROBE_PATH = SUBPATH + "__probe__.js"
 REPORT_PATH = "/__csp__"
-POLICY = ("default-src 'self' blob: data: 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval'; "
-          f"report-uri {REPORT_PATH}")
+POLICY = f"default-src 'self' blob: data: 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval'; report-uri {REPORT_PATH}"
 
 
 class ProbedHandler(SubpathHandler):
@@ -48,8 +48,10 @@ class ProbedHandler(SubpathHandler):
         if self.path.split("?", 1)[0] == REPORT_PATH:
             try:
                 report = json.loads(body).get("csp-report", {})
-                self.reports.append(f"request to another host: {report.get('blocked-uri')} "
-                                    f"(from {report.get('document-uri')}, {report.get('violated-directive')})")
+                self.reports.append(
+                    f"request to another host: {report.get('blocked-uri')} "
+                    f"(from {report.get('document-uri')}, {report.get('violated-directive')})"
+                )
             except ValueError:
                 self.reports.append(f"an unreadable policy report: {body[:200]!r}")
         self.send_response(204)

@@ -15,6 +15,7 @@ package build.py, scripts/measure_heads.py and the tests. Importing any module o
 runs this file, so `pairs.py`, which imports `models.base`, loads designed and minilm too. No view
 imports a model module by name: views draw from the description and the run they are handed.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -17,6 +17,7 @@ A model is an object with
 Views draw from (state, description, run) and never import a model module, so
 a second model needs no view to know it exists. Only plain records live here.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,8 @@ from .. import core
 class HeadInfo:
     """A head's name and what it does, for the head picker and its explanation."""
 
-    name: str         # "Coreference"; shown in the head picker
-    short: str        # "coref"; prefixes residual dims the head writes
+    name: str  # "Coreference"; shown in the head picker
+    short: str  # "coref"; prefixes residual dims the head writes
     explanation: str  # a paragraph: what the head does and why
 
 
@@ -44,7 +45,7 @@ class Preset:
     title: str
     text: str
     look_for: str  # what to look for, shown under the input
-    query: int     # index of the token most worth clicking (the token the note talks about)
+    query: int  # index of the token most worth clicking (the token the note talks about)
     head: int = 0  # 0-based index (in `layer`) of the head the note talks about; the preset opens it
     layer: int = 0  # 0-based layer of that head
     query_word: str = ""  # the query's token, for models whose tokenizer is loaded later (query then set)
@@ -54,6 +55,7 @@ class Preset:
 class PairPreset:
     """A ready-made pair. `first` becomes the sentence, `second` the second sentence, the first
     `query_word` token of the first sentence the query, (layer, head) the head both pictures show."""
+
     id: str
     title: str
     first: str
@@ -61,8 +63,8 @@ class PairPreset:
     query_word: str  # the token as the model spells it (the trained model lowercases: "it")
     layer: int = 0
     head: int = 0
-    note: str = ""           # one line: what to look for (plain text; the view escapes it)
-    expect_first: str = ""   # the word a reader takes the query to mean in the first sentence
+    note: str = ""  # one line: what to look for (plain text; the view escapes it)
+    expect_first: str = ""  # the word a reader takes the query to mean in the first sentence
     expect_second: str = ""  # ... and in the second; "" = no single right answer
     # the words the head picks (strongest_word) at the preset's head with the model's own settings
     # (T = 1, its √d_k, no mask): what the note talks about; tests/test_pairs.py checks them
@@ -81,10 +83,11 @@ def pair(id, title, first, second, query_word, expect, picks, note, layer=0, hea
 @dataclass(frozen=True)
 class DimRegion:
     """A span of the residual stream with one purpose (the designed model lays its dims out by hand)."""
+
     start: int
     stop: int
-    kind: str     # "features" | "head-slots" | "detectors" | "position" | "learned"
-    label: str    # short, for axes: "features", "head slots", "FFN", "position code"
+    kind: str  # "features" | "head-slots" | "detectors" | "position" | "learned"
+    label: str  # short, for axes: "features", "head slots", "FFN", "position code"
     purpose: str  # for tooltips on empty dims: "the heads write what they found into dims 42–105"
 
 
@@ -92,24 +95,24 @@ class DimRegion:
 class ModelDescription:
     """What a model is, for the page: its shape, heads, presets and an honest note."""
 
-    id: str                        # the #model value and the permalink's m=
-    name: str                      # "Designed model (1 layer × 4 heads)"
-    about: str                     # an honest paragraph: how the weights came to be
+    id: str  # the #model value and the permalink's m=
+    name: str  # "Designed model (1 layer × 4 heads)"
+    about: str  # an honest paragraph: how the weights came to be
     n_layers: int
-    heads: tuple                   # tuple per layer of tuple[HeadInfo, ...]
+    heads: tuple  # tuple per layer of tuple[HeadInfo, ...]
     d_model: int
-    d_k: int                       # per-head dimension; √d_k is the softmax's default scale
-    d_ff: int                      # FFN width
-    activations: tuple[str, ...]   # the FFN nonlinearities this model can run
-    max_tokens: int                # the longest input its tokenizer accepts
-    dim_names: tuple[str, ...]     # a name per residual dim ("" when it has none)
+    d_k: int  # per-head dimension; √d_k is the softmax's default scale
+    d_ff: int  # FFN width
+    activations: tuple[str, ...]  # the FFN nonlinearities this model can run
+    max_tokens: int  # the longest input its tokenizer accepts
+    dim_names: tuple[str, ...]  # a name per residual dim ("" when it has none)
     dim_regions: tuple[DimRegion, ...]  # the layout of the residual stream, in order
-    unit_names: tuple[str, ...]    # a name per FFN unit ("" when it has none)
+    unit_names: tuple[str, ...]  # a name per FFN unit ("" when it has none)
     presets: tuple[Preset, ...]
     default_text: str
     default_query: int
     pairs: tuple[PairPreset, ...] = ()  # the two-sentence view's ready-made pairs (pairs.py)
-    download_mb: int = 0                # its weights' download, rounded (0: nothing to download)
+    download_mb: int = 0  # its weights' download, rounded (0: nothing to download)
     showcase: Optional[tuple[int, int]] = None  # (layer, head) a reader choosing the model sees first
     headline: str = ""  # one plain line for the first screen: what kind of model this is
 
@@ -119,8 +122,12 @@ class ModelDescription:
         assert len(self.unit_names) == self.d_ff, "one name per FFN unit"
         spans = [(r.start, r.stop) for r in self.dim_regions]
         assert len({p.id for p in self.pairs}) == len(self.pairs), f"{self.id}: pair ids must be unique"
-        assert spans and spans[0][0] == 0 and spans[-1][1] == self.d_model and all(
-            a[1] == b[0] for a, b in zip(spans, spans[1:])), "regions must tile the residual stream in order"
+        assert (
+            spans
+            and spans[0][0] == 0
+            and spans[-1][1] == self.d_model
+            and all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+        ), "regions must tile the residual stream in order"
 
     @property
     def picker_label(self) -> str:
@@ -150,19 +157,19 @@ class EmbeddingTrace:
     Trained BERT-style model: summed = token + position + token_type, then
     x = LayerNorm(summed) = (summed - ln_mean) / ln_std * ln_gamma + ln_beta.
     """
-    token: np.ndarray     # [n, d_model] what each token is (a word-piece table's row, or named features)
+
+    token: np.ndarray  # [n, d_model] what each token is (a word-piece table's row, or named features)
     position: np.ndarray  # [n, d_model] where it stands (sinusoidal code, or a learned table's row)
-    x: np.ndarray         # [n, d_model] what enters the first layer
+    x: np.ndarray  # [n, d_model] what enters the first layer
     token_type: Optional[np.ndarray] = None  # [n, d_model] BERT's segment row (sentence A for all)
-    summed: Optional[np.ndarray] = None      # [n, d_model] token + position + token_type, before LayerNorm
-    ln_mean: Optional[np.ndarray] = None     # [n] mean of each summed row
-    ln_std: Optional[np.ndarray] = None      # [n] sqrt(var + eps) of each summed row
-    ln_gamma: Optional[np.ndarray] = None    # [d_model] the embedding LayerNorm's gain
-    ln_beta: Optional[np.ndarray] = None     # [d_model] its shift
+    summed: Optional[np.ndarray] = None  # [n, d_model] token + position + token_type, before LayerNorm
+    ln_mean: Optional[np.ndarray] = None  # [n] mean of each summed row
+    ln_std: Optional[np.ndarray] = None  # [n] sqrt(var + eps) of each summed row
+    ln_gamma: Optional[np.ndarray] = None  # [d_model] the embedding LayerNorm's gain
+    ln_beta: Optional[np.ndarray] = None  # [d_model] its shift
 
     def __post_init__(self):
-        for name in ("token", "position", "x", "token_type", "summed", "ln_mean", "ln_std", "ln_gamma",
-                     "ln_beta"):
+        for name in ("token", "position", "x", "token_type", "summed", "ln_mean", "ln_std", "ln_gamma", "ln_beta"):
             a = getattr(self, name)
             if a is not None:
                 a.setflags(write=False)
@@ -176,12 +183,13 @@ class EmbeddingTrace:
 @dataclass(frozen=True, eq=False)
 class ModelRun:
     """One forward pass: what every view draws for one sentence and one setting of the knobs."""
-    tokens: tuple[str, ...]                    # as the model sees them, specials included
-    token_tags: tuple[tuple[str, ...], ...]    # short descriptions per token ("noun", "subject"); () if none
-    special: tuple[int, ...]                   # indices of special tokens ([CLS], [SEP]); () if none
+
+    tokens: tuple[str, ...]  # as the model sees them, specials included
+    token_tags: tuple[tuple[str, ...], ...]  # short descriptions per token ("noun", "subject"); () if none
+    special: tuple[int, ...]  # indices of special tokens ([CLS], [SEP]); () if none
     embedding: EmbeddingTrace
-    layers: tuple[core.BlockTrace, ...]        # one per layer, in order
-    params: tuple[core.BlockParams, ...]       # the weights of each layer
+    layers: tuple[core.BlockTrace, ...]  # one per layer, in order
+    params: tuple[core.BlockParams, ...]  # the weights of each layer
 
     def __post_init__(self):
         assert len(self.layers) == len(self.params) >= 1, "one trace and one set of weights per layer"

@@ -102,8 +102,9 @@ class EmbeddingTrace:
 # loading
 # --------------------------------------------------------------------------
 
+
 def _prefix(tensors):  # {name: array} -> "" or e.g. "bert."
-    hits = [k[:-len(WORD)] for k in tensors if k.endswith(WORD)]
+    hits = [k[: -len(WORD)] for k in tensors if k.endswith(WORD)]
     if len(hits) != 1:
         raise ValueError(f"tensors must hold exactly one '*{WORD}', found {len(hits)}")
     return hits[0]
@@ -111,7 +112,7 @@ def _prefix(tensors):  # {name: array} -> "" or e.g. "bert."
 
 def _layer_count(tensors, prefix):  # -> number of encoder layers, checked to be 0..L-1
     head = prefix + "encoder.layer."
-    found = {int(k[len(head):].split(".", 1)[0]) for k in tensors if k.startswith(head)}
+    found = {int(k[len(head) :].split(".", 1)[0]) for k in tensors if k.startswith(head)}
     n = len(found)
     if n == 0 or found != set(range(n)):
         raise ValueError(f"tensors must hold encoder layers 0..L-1, found {sorted(found)}")
@@ -180,29 +181,44 @@ def load_weights(tensors, config=None):  # {name: array}, config.json dict | Non
         w_o, b_o = _linear(tensors, L + "attention.output.dense", d_model, d_model)
         w_1, b_1 = _linear(tensors, L + "intermediate.dense", d_model, d_ff)
         w_2, b_2 = _linear(tensors, L + "output.dense", d_ff, d_model)
-        layers.append(core.BlockParams(
-            w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o, b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o,
-            # BERT's "attention.output.LayerNorm" is the post-attention LN (our ln1),
-            # "output.LayerNorm" the post-FFN LN (our ln2)
-            ln1_gamma=_get(tensors, L + "attention.output.LayerNorm.weight", (d_model,)),
-            ln1_beta=_get(tensors, L + "attention.output.LayerNorm.bias", (d_model,)),
-            w_1=w_1, b_1=b_1, w_2=w_2, b_2=b_2,
-            ln2_gamma=_get(tensors, L + "output.LayerNorm.weight", (d_model,)),
-            ln2_beta=_get(tensors, L + "output.LayerNorm.bias", (d_model,)),
-        ))
+        layers.append(
+            core.BlockParams(
+                w_q=w_q,
+                w_k=w_k,
+                w_v=w_v,
+                w_o=w_o,
+                b_q=b_q,
+                b_k=b_k,
+                b_v=b_v,
+                b_o=b_o,
+                # BERT's "attention.output.LayerNorm" is the post-attention LN (our ln1),
+                # "output.LayerNorm" the post-FFN LN (our ln2)
+                ln1_gamma=_get(tensors, L + "attention.output.LayerNorm.weight", (d_model,)),
+                ln1_beta=_get(tensors, L + "attention.output.LayerNorm.bias", (d_model,)),
+                w_1=w_1,
+                b_1=b_1,
+                w_2=w_2,
+                b_2=b_2,
+                ln2_gamma=_get(tensors, L + "output.LayerNorm.weight", (d_model,)),
+                ln2_beta=_get(tensors, L + "output.LayerNorm.bias", (d_model,)),
+            )
+        )
     return BertWeights(
         word_embeddings=word,
         position_embeddings=_table(tensors, p + "embeddings.position_embeddings.weight", d_model),
         token_type_embeddings=_table(tensors, p + "embeddings.token_type_embeddings.weight", d_model),
         emb_ln_gamma=_get(tensors, p + "embeddings.LayerNorm.weight", (d_model,)),
         emb_ln_beta=_get(tensors, p + "embeddings.LayerNorm.bias", (d_model,)),
-        layers=tuple(layers), n_heads=n_heads, eps=float(cfg["layer_norm_eps"]),
+        layers=tuple(layers),
+        n_heads=n_heads,
+        eps=float(cfg["layer_norm_eps"]),
     )
 
 
 # --------------------------------------------------------------------------
 # the forward pass
 # --------------------------------------------------------------------------
+
 
 def _ids(name, ids, upper):  # -> int64 [n] in [0, upper)
     a = np.asarray(ids)
@@ -219,8 +235,11 @@ def embed(weights, token_ids, token_type_ids=None):  # BertWeights, [n] int, [n]
     n = ids.shape[0]
     if not 1 <= n <= w.max_positions:
         raise ValueError(f"token_ids must hold 1..{w.max_positions} tokens (learned positions), got {n}")
-    types = _ids("token_type_ids", np.zeros(n, np.int64) if token_type_ids is None else token_type_ids,
-                 w.token_type_embeddings.shape[0])
+    types = _ids(
+        "token_type_ids",
+        np.zeros(n, np.int64) if token_type_ids is None else token_type_ids,
+        w.token_type_embeddings.shape[0],
+    )
     if types.shape != ids.shape:
         raise ValueError(f"token_type_ids must have the length of token_ids ({n}), got {types.shape[0]}")
     # in the tables' dtype (float32 from load_weights): core keeps it through every layer
@@ -230,8 +249,18 @@ def embed(weights, token_ids, token_type_ids=None):  # BertWeights, [n] int, [n]
     summed = word + position + token_type
     # core's LayerNorm, the very function the blocks use (it also returns the mean and std the views show)
     out, mean, std = core._layer_norm(summed, w.emb_ln_gamma, w.emb_ln_beta, w.eps)
-    return EmbeddingTrace(token_ids=ids, token_type_ids=types, word=word, position=position,
-                          token_type=token_type, summed=summed, ln_mean=mean, ln_std=std, out=out, eps=w.eps)
+    return EmbeddingTrace(
+        token_ids=ids,
+        token_type_ids=types,
+        word=word,
+        position=position,
+        token_type=token_type,
+        summed=summed,
+        ln_mean=mean,
+        ln_std=std,
+        out=out,
+        eps=w.eps,
+    )
 
 
 def forward(weights, token_ids, *, token_type_ids=None, settings=None):
@@ -240,8 +269,7 @@ def forward(weights, token_ids, *, token_type_ids=None, settings=None):
     # whole model; the activation is the weights' own (a trained FFN knows no other)
     settings = core.Settings(activation=weights.activation) if settings is None else settings
     if settings.activation != weights.activation:
-        raise ValueError(f"this model was trained with {weights.activation}; got activation "
-                         f"{settings.activation!r}")
+        raise ValueError(f"this model was trained with {weights.activation}; got activation {settings.activation!r}")
     emb = embed(weights, token_ids, token_type_ids)
     x, traces = emb.out, []
     for layer, params in enumerate(weights.layers):

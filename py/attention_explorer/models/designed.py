@@ -81,8 +81,8 @@ DESIGNED_NOT_TRAINED = (
     "subject and object, look one token back, join a word to the noun it describes) so that the "
     "pictures mean something. Like trained models, it puts a start token <s> before the words, and "
     "a token that has nothing to do in a head rests its attention there: the start token carries "
-    "nothing the head passes on, so this \"no-op\" attention changes the token almost not at all. "
-    "A bright <s> column means \"nothing to do here\", not that the start token matters. A trained "
+    'nothing the head passes on, so this "no-op" attention changes the token almost not at all. '
+    'A bright <s> column means "nothing to do here", not that the start token matters. A trained '
     "model learns its heads from billions of words; they are rarely this tidy."
 )
 
@@ -111,22 +111,54 @@ CONFIG = ModelConfig()
 # features and the layout of the residual stream
 # ---------------------------------------------------------------------------
 FEATURE_NAMES: tuple[str, ...] = (
-    "any token", "start token",  # 1 on every token; 1 on the start token <s> only (the heads' sink)
+    "any token",
+    "start token",  # 1 on every token; 1 on the start token <s> only (the heads' sink)
     *lexicon.POS_TAGS,  # part of speech, one-hot: determiner ... symbol
-    "singular", "plural", "1st person", "2nd person", "3rd person",
-    "human", "animal", "inanimate", "male", "female",
-    "refers: it", "refers: he", "refers: she", "refers: they",  # pronouns and possessives that need a noun
-    "subject", "object", "modifier",  # grammatical role (noun-phrase heads; modifier = det/adj before its noun)
-    "past tense", "-ing form", "capitalised", "guessed",  # guessed: not in the lexicon, read from the spelling
+    "singular",
+    "plural",
+    "1st person",
+    "2nd person",
+    "3rd person",
+    "human",
+    "animal",
+    "inanimate",
+    "male",
+    "female",
+    "refers: it",
+    "refers: he",
+    "refers: she",
+    "refers: they",  # pronouns and possessives that need a noun
+    "subject",
+    "object",
+    "modifier",  # grammatical role (noun-phrase heads; modifier = det/adj before its noun)
+    "past tense",
+    "-ing form",
+    "capitalised",
+    "guessed",  # guessed: not in the lexicon, read from the spelling
 )
 N_FEATURES = len(FEATURE_NAMES)
 _F = {name: i for i, name in enumerate(FEATURE_NAMES)}
 assert len(_F) == N_FEATURES, "feature names must be unique"
 
 # the 16 features each head copies into its slot: enough to say what it found
-COPIED: tuple[str, ...] = ("noun", "proper noun", "pronoun", "verb", "auxiliary", "determiner",
-                           "adjective", "preposition", "singular", "plural", "human", "animal",
-                           "inanimate", "male", "female", "subject")
+COPIED: tuple[str, ...] = (
+    "noun",
+    "proper noun",
+    "pronoun",
+    "verb",
+    "auxiliary",
+    "determiner",
+    "adjective",
+    "preposition",
+    "singular",
+    "plural",
+    "human",
+    "animal",
+    "inanimate",
+    "male",
+    "female",
+    "subject",
+)
 SLOT_START = N_FEATURES  # head h writes dims SLOT_START + 16h .. SLOT_START + 16h + 15
 DETECTOR_START = SLOT_START + CONFIG.n_heads * len(COPIED)
 POSITION_START = CONFIG.d_model // 2  # the positional encoding fills the second half
@@ -136,7 +168,8 @@ assert N_FEATURES <= CONFIG.d_head, "V copies all features into one head's colum
 
 HEADS: tuple[HeadInfo, ...] = (
     HeadInfo(
-        "Coreference", "coref",
+        "Coreference",
+        "coref",
         "A pronoun (it, he, she, they and their forms such as its, him, their) looks for the noun it "
         "stands for. The rule is grammar, not meaning: the noun must agree in number (it/he/she want a "
         "singular noun, they a plural one) and in kind (he and she want a person, and a man or a woman "
@@ -146,28 +179,34 @@ HEADS: tuple[HeadInfo, ...] = (
         "splits between them; real meaning ('too big' vs 'too small') is beyond it. Every other token "
         "has nothing to resolve and rests its attention on the start token <s>, as trained models rest "
         "on [CLS] or <s>; so does a pronoun with no noun that fits ('Where is it?'). This is "
-        "\"no-op\" attention: <s> carries nothing the head passes on, so resting there changes the "
-        "token almost not at all. The bright <s> column means \"nothing to do\", not that the start "
-        "token matters."),
+        '"no-op" attention: <s> carries nothing the head passes on, so resting there changes the '
+        'token almost not at all. The bright <s> column means "nothing to do", not that the start '
+        "token matters.",
+    ),
     HeadInfo(
-        "Verb and its arguments", "verb",
+        "Verb and its arguments",
+        "verb",
         "A verb or auxiliary (sat, chased, was, did) looks at its arguments: the subject and the objects "
         "of its clause, as nouns or pronouns. A positional bump centred on the verb itself makes "
         "nearby arguments win, so in a sentence with two clauses each verb finds its own subject. "
         "Nouns after a preposition ('on the mat') are not arguments. Tokens that are not verbs, and "
         "verbs with no argument in sight, have nothing to do here and rest their attention on the "
         "start token <s>: no-op attention, as in trained models, since <s> carries nothing the "
-        "head passes on."),
+        "head passes on.",
+    ),
     HeadInfo(
-        "Previous token", "prev",
+        "Previous token",
+        "prev",
         "Every token looks at the token just before it, whatever the words are: this head reads only "
         "the positional encoding. Its query is the token's own position code rotated back by one "
         "step, and the key is the position code unchanged, so the dot product peaks where the key's "
         "position is one less than the query's. The first word looks at the start token <s>, and <s>, "
         "with nothing before it, looks at itself. Trained models have heads like this; they let the "
-        "next layer see word pairs."),
+        "next layer see word pairs.",
+    ),
     HeadInfo(
-        "Noun-phrase head", "np",
+        "Noun-phrase head",
+        "np",
         "Determiners, adjectives, numbers and possessives (the, big, three, his) look ahead to the "
         "noun they describe: the first noun that ends their phrase. Content finds the nouns; a "
         "positional bump one or two tokens to the right of the query picks the nearest one ahead. "
@@ -175,7 +214,8 @@ HEADS: tuple[HeadInfo, ...] = (
         "they can no longer see ahead, which is why left-to-right models cannot work this way: they "
         "grab a noun behind them if there is one, else rest on the start token <s>. Every other "
         "token rests its attention on <s> too: no-op attention, as in trained models, since <s> "
-        "carries nothing the head passes on."),
+        "carries nothing the head passes on.",
+    ),
 )
 assert len(HEADS) == CONFIG.n_heads, "one HeadInfo per head, in head order"
 
@@ -257,8 +297,7 @@ def describe_token(token: str, index: int, tokens: list[str]) -> list[str]:
     tags += [t for t in ("singular", "plural") if f[t]]
     if a.pos in (lexicon.PRON, lexicon.POSS):
         tags += [t for t in ("1st person", "2nd person", "3rd person") if f[t]]
-    tags += [t for t in ("human", "animal", "inanimate", "male", "female", "past tense", "-ing form")
-             if f[t]]
+    tags += [t for t in ("human", "animal", "inanimate", "male", "female", "past tense", "-ing form") if f[t]]
     if a.refers:
         tags.append(f"refers back ({a.refers})")
     if a.pos != lexicon.NEG and f["negation"]:
@@ -273,16 +312,20 @@ def _check_tokens(tokens) -> list[str]:
     """tokens as tokenize() returns them: the start token, then 1 to MAX_TOKENS words."""
     toks = list(tokens)
     if not toks or toks[0] != START_TOKEN:
-        raise ValueError(f"tokens must begin with the start token {START_TOKEN!r} (use tokenize(text)); "
-                         f"got {toks[:3]!r}")
+        raise ValueError(
+            f"tokens must begin with the start token {START_TOKEN!r} (use tokenize(text)); got {toks[:3]!r}"
+        )
     if START_TOKEN in toks[1:]:
-        raise ValueError(f"the start token {START_TOKEN!r} may only come first; got it at index "
-                         f"{toks.index(START_TOKEN, 1)}")
+        raise ValueError(
+            f"the start token {START_TOKEN!r} may only come first; got it at index {toks.index(START_TOKEN, 1)}"
+        )
     if len(toks) == 1:
         raise ValueError("tokens must hold at least one word after the start token")
     if len(toks) > CONFIG.max_tokens:
-        raise ValueError(f"tokens has {len(toks) - 1} words after the start token; the model takes at most "
-                         f"{CONFIG.max_tokens - 1} (tokens.MAX_TOKENS)")
+        raise ValueError(
+            f"tokens has {len(toks) - 1} words after the start token; the model takes at most "
+            f"{CONFIG.max_tokens - 1} (tokens.MAX_TOKENS)"
+        )
     if not all(isinstance(t, str) and t for t in toks):
         raise ValueError("tokens must be non-empty strings")
     return toks
@@ -320,14 +363,38 @@ OMEGA = 1.0 / np.power(10000.0, 2 * np.arange(N_PAIRS) / (CONFIG.d_model - POSIT
 # head 0, coreference: what each kind of pronoun wants in its antecedent (logits)
 # a noun, a subject preferred; never another pronoun or possessive (they carry "human", "male"... too),
 # and not the singular verbs and determiners ("is", "a") that the number agreement would otherwise reward
-_NOMINAL = {"noun": 4.0, "proper noun": 4.0, "pronoun": -8.0, "possessive": -8.0, "verb": -2.0,
-            "auxiliary": -2.0, "determiner": -2.0, "subject": 2.0}
+_NOMINAL = {
+    "noun": 4.0,
+    "proper noun": 4.0,
+    "pronoun": -8.0,
+    "possessive": -8.0,
+    "verb": -2.0,
+    "auxiliary": -2.0,
+    "determiner": -2.0,
+    "subject": 2.0,
+}
 COREF_KEYS = {
     "refers: it": {**_NOMINAL, "singular": 2.0, "plural": -5.0, "human": -6.0, "animal": 1.0},
-    "refers: he": {**_NOMINAL, "singular": 2.0, "plural": -5.0, "human": 2.0, "male": 3.0,
-                   "female": -3.0, "animal": -3.0, "inanimate": -6.0},
-    "refers: she": {**_NOMINAL, "singular": 2.0, "plural": -5.0, "human": 2.0, "female": 3.0,
-                    "male": -3.0, "animal": -3.0, "inanimate": -6.0},
+    "refers: he": {
+        **_NOMINAL,
+        "singular": 2.0,
+        "plural": -5.0,
+        "human": 2.0,
+        "male": 3.0,
+        "female": -3.0,
+        "animal": -3.0,
+        "inanimate": -6.0,
+    },
+    "refers: she": {
+        **_NOMINAL,
+        "singular": 2.0,
+        "plural": -5.0,
+        "human": 2.0,
+        "female": 3.0,
+        "male": -3.0,
+        "animal": -3.0,
+        "inanimate": -6.0,
+    },
     "refers: they": {**_NOMINAL, "plural": 2.0, "singular": -5.0},
 }
 COREF_GAIN = 0.8  # scales all coreference logits: 1.0 is needlessly sharp for the default sentence
@@ -455,8 +522,10 @@ _DETECTORS: tuple[Detector, ...] = (
     Detector("describes a singular noun", (("modifier", 1.0), ("np: singular", 1.0)), 1.4),
     Detector("describes a person", (("modifier", 1.0), ("np: human", 1.0)), 1.4),
 )
-UNIT_NAMES: tuple[str, ...] = (tuple(d.name for d in _DETECTORS)  # a name per hidden unit, "" if unwired
-                               + ("",) * (CONFIG.d_ff - len(_DETECTORS)))
+UNIT_NAMES: tuple[str, ...] = (
+    tuple(d.name for d in _DETECTORS)  # a name per hidden unit, "" if unwired
+    + ("",) * (CONFIG.d_ff - len(_DETECTORS))
+)
 ZERO_DIM = "zero (reference)"  # the last dim before the positional half: 0 for every token, always
 DETECTOR_GAIN = 1.0  # pre-activation per unit of margin (÷σ≈0.47 by LayerNorm): ~1 when a detector fires
 SWIGLU_GATE_SHARPNESS = 4.0  # w_gate = 4·w_1: silu(4z)·z is ~0 for z < 0 (off stays off) and ~4z² for z > 0
@@ -489,11 +558,22 @@ def block_params() -> core.BlockParams:
     w_1, w_gate, w_2 = _ffn_weights(cfg, {name: i for i, name in enumerate(DIM_NAMES)})
     zeros = lambda k: np.zeros(k)  # noqa: E731 -- no biases: every number that matters is a weight above
     params = core.BlockParams(
-        w_q=w_q, w_k=w_k, w_v=w_v, w_o=w_o,
-        b_q=zeros(cfg.d_model), b_k=zeros(cfg.d_model), b_v=zeros(cfg.d_model), b_o=zeros(cfg.d_model),
-        ln1_gamma=np.ones(cfg.d_model), ln1_beta=zeros(cfg.d_model),
-        w_1=w_1, b_1=zeros(cfg.d_ff), w_2=w_2, b_2=zeros(cfg.d_model),
-        ln2_gamma=np.ones(cfg.d_model), ln2_beta=zeros(cfg.d_model),
+        w_q=w_q,
+        w_k=w_k,
+        w_v=w_v,
+        w_o=w_o,
+        b_q=zeros(cfg.d_model),
+        b_k=zeros(cfg.d_model),
+        b_v=zeros(cfg.d_model),
+        b_o=zeros(cfg.d_model),
+        ln1_gamma=np.ones(cfg.d_model),
+        ln1_beta=zeros(cfg.d_model),
+        w_1=w_1,
+        b_1=zeros(cfg.d_ff),
+        w_2=w_2,
+        b_2=zeros(cfg.d_model),
+        ln2_gamma=np.ones(cfg.d_model),
+        ln2_beta=zeros(cfg.d_model),
         w_gate=w_gate,
     )
     for f in params.__dataclass_fields__:
@@ -531,73 +611,136 @@ def _preset(id: str, title: str, text: str, look_for: str, head: int, query_word
 # Each note is shown after "Head h (name), query 'word':", naming the head and query the preset opens,
 # so it starts from that token. tests/test_model.py checks each note's first claim against the weights.
 PRESETS: tuple[Preset, ...] = (
-    _preset("tired-cat", "The cat was tired",
-            "The cat sat down because it was tired",
-            "almost all of its attention goes to 'cat', the only singular noun before it. Click any "
-            "other token: it has no noun to find and rests on the start token <s>, a no-op, since <s> "
-            "carries nothing this head passes on.", COREF, "it"),
-    _preset("cat-dog", "Two animals: the subject wins",
-            "The cat chased the dog because it was hungry",
-            "both 'cat' and 'dog' fit 'it'. The head prefers the subject, so 'cat' gets the most and "
-            "'dog' a visible share. Now pick Head 2 (Verb and its arguments) and click 'chased': it "
-            "splits its attention between its subject 'cat' and its object 'dog'.", COREF, "it"),
-    _preset("cat-dogs", "Singular or plural: 'they' needs 'dogs'",
-            "The cat chased the dogs because they were hungry",
-            "compare with the previous preset: 'dog' became 'dogs' and 'it' became 'they'. 'they' "
-            "needs a plural noun, so the head now skips the subject 'cat' for 'dogs'.", COREF, "they"),
-    _preset("man-mat", "A person is not 'it'",
-            "The man sat on the mat because it was dirty",
-            "'it' cannot stand for a person, so the head passes over 'man' and lands on 'mat'. Change "
-            "'man' to 'cat' and it jumps back to the subject: the head reads grammar (animals may be "
-            "'it'), not the meaning of 'dirty'.", COREF, "it"),
-    _preset("she-he", "he or she",
-            "Mary told John that she would call him tomorrow",
-            "'she' goes to 'Mary', and 'him' (click it) to 'John': the names carry gender in the "
-            "lexicon. Swap 'she' and 'him' for 'he' and 'her' and the arrows swap too.", COREF, "she"),
-    _preset("trophy", "Where grammar runs out",
-            "The trophy didn't fit in the suitcase because it was too big",
-            "'it' goes to 'trophy' (the subject), which happens to be right. Change 'big' to 'small': a "
-            "reader now takes 'it' to be the suitcase, but nothing this head reads has changed, so its "
-            "answer does not move. Telling the two apart needs knowledge of the world (a Winograd "
-            "schema).", COREF, "it"),
-    _preset("agreement", "Agreement across a phrase",
-            "The keys to the cabinet are on the table",
-            "'are' looks at 'keys', its subject, not at the nearer 'cabinet', which sits after a "
-            "preposition and is no argument. The plural 'keys' is why the verb is 'are' and not "
-            "'is'.", VERB, "are"),
-    _preset("list", "A list with commas",
-            "I bought apples, pears, bread and milk.",
-            "'bought' spreads its attention over its subject 'I' and the objects it governs, nearest "
-            "first: 'I' and 'apples', one token away on either side, get equal shares. Pick Head 3 "
-            "(Previous token): every word after a comma looks at the comma.",
-            VERB, "bought"),
-    _preset("question", "A question",
-            "Where did the little dog hide its bone?",
-            "in a question the subject comes after the auxiliary, yet 'did' still finds 'dog', and so "
-            "does 'hide' (which also looks at its object 'bone'). Click 'its': with Head 1 "
-            "(Coreference) it looks back at 'dog', with Head 4 (Noun-phrase head) ahead at 'bone'.",
-            VERB, "did"),
-    _preset("noun-phrase", "Describing words find their noun",
-            "The big brown dog chased three small cats",
-            "'The', 'big' and 'brown' all look ahead at 'dog'; 'three' and 'small' look at 'cats'. Turn "
-            "on the causal mask: nobody can see ahead any more, so 'The', 'big' and 'brown' find no "
-            "noun and rest on the start token <s>, while 'three' and 'small' grab 'dog', the nearest "
-            "noun they can still see: the wrong one.", NP, "big"),
-    _preset("nonsense", "Grammar without meaning",
-            "Colorless green ideas sleep furiously.",
-            "Chomsky's sentence means nothing, yet every head works: 'sleep' finds its subject "
-            "'ideas'; with Head 4 (Noun-phrase head) 'Colorless' and 'green' look at 'ideas'; the "
-            "previous-token head never needs meaning.", VERB, "sleep"),
-    _preset("two-sentences", "Across a full stop",
-            "The dog barked. It wanted dinner.",
-            "'It' starts a new sentence but still finds 'dog'; the capital letter does not make it a "
-            "name, because the tagger knows it begins a sentence.", COREF, "It"),
-    _preset("long", "A long sentence",
-            "When the old farmer came home after a long day in the fields, his tired dogs ran to "
-            "the gate because they had missed him all afternoon.",
-            "29 tokens, near the limit of 32. 'they' finds 'dogs' (with a share for 'fields', also "
-            "plural); 'his' and 'him' find 'farmer'. With Head 3 (Previous token) the diagonal just "
-            "below the main one stays sharp all the way down.", COREF, "they"),
+    _preset(
+        "tired-cat",
+        "The cat was tired",
+        "The cat sat down because it was tired",
+        "almost all of its attention goes to 'cat', the only singular noun before it. Click any "
+        "other token: it has no noun to find and rests on the start token <s>, a no-op, since <s> "
+        "carries nothing this head passes on.",
+        COREF,
+        "it",
+    ),
+    _preset(
+        "cat-dog",
+        "Two animals: the subject wins",
+        "The cat chased the dog because it was hungry",
+        "both 'cat' and 'dog' fit 'it'. The head prefers the subject, so 'cat' gets the most and "
+        "'dog' a visible share. Now pick Head 2 (Verb and its arguments) and click 'chased': it "
+        "splits its attention between its subject 'cat' and its object 'dog'.",
+        COREF,
+        "it",
+    ),
+    _preset(
+        "cat-dogs",
+        "Singular or plural: 'they' needs 'dogs'",
+        "The cat chased the dogs because they were hungry",
+        "compare with the previous preset: 'dog' became 'dogs' and 'it' became 'they'. 'they' "
+        "needs a plural noun, so the head now skips the subject 'cat' for 'dogs'.",
+        COREF,
+        "they",
+    ),
+    _preset(
+        "man-mat",
+        "A person is not 'it'",
+        "The man sat on the mat because it was dirty",
+        "'it' cannot stand for a person, so the head passes over 'man' and lands on 'mat'. Change "
+        "'man' to 'cat' and it jumps back to the subject: the head reads grammar (animals may be "
+        "'it'), not the meaning of 'dirty'.",
+        COREF,
+        "it",
+    ),
+    _preset(
+        "she-he",
+        "he or she",
+        "Mary told John that she would call him tomorrow",
+        "'she' goes to 'Mary', and 'him' (click it) to 'John': the names carry gender in the "
+        "lexicon. Swap 'she' and 'him' for 'he' and 'her' and the arrows swap too.",
+        COREF,
+        "she",
+    ),
+    _preset(
+        "trophy",
+        "Where grammar runs out",
+        "The trophy didn't fit in the suitcase because it was too big",
+        "'it' goes to 'trophy' (the subject), which happens to be right. Change 'big' to 'small': a "
+        "reader now takes 'it' to be the suitcase, but nothing this head reads has changed, so its "
+        "answer does not move. Telling the two apart needs knowledge of the world (a Winograd "
+        "schema).",
+        COREF,
+        "it",
+    ),
+    _preset(
+        "agreement",
+        "Agreement across a phrase",
+        "The keys to the cabinet are on the table",
+        "'are' looks at 'keys', its subject, not at the nearer 'cabinet', which sits after a "
+        "preposition and is no argument. The plural 'keys' is why the verb is 'are' and not "
+        "'is'.",
+        VERB,
+        "are",
+    ),
+    _preset(
+        "list",
+        "A list with commas",
+        "I bought apples, pears, bread and milk.",
+        "'bought' spreads its attention over its subject 'I' and the objects it governs, nearest "
+        "first: 'I' and 'apples', one token away on either side, get equal shares. Pick Head 3 "
+        "(Previous token): every word after a comma looks at the comma.",
+        VERB,
+        "bought",
+    ),
+    _preset(
+        "question",
+        "A question",
+        "Where did the little dog hide its bone?",
+        "in a question the subject comes after the auxiliary, yet 'did' still finds 'dog', and so "
+        "does 'hide' (which also looks at its object 'bone'). Click 'its': with Head 1 "
+        "(Coreference) it looks back at 'dog', with Head 4 (Noun-phrase head) ahead at 'bone'.",
+        VERB,
+        "did",
+    ),
+    _preset(
+        "noun-phrase",
+        "Describing words find their noun",
+        "The big brown dog chased three small cats",
+        "'The', 'big' and 'brown' all look ahead at 'dog'; 'three' and 'small' look at 'cats'. Turn "
+        "on the causal mask: nobody can see ahead any more, so 'The', 'big' and 'brown' find no "
+        "noun and rest on the start token <s>, while 'three' and 'small' grab 'dog', the nearest "
+        "noun they can still see: the wrong one.",
+        NP,
+        "big",
+    ),
+    _preset(
+        "nonsense",
+        "Grammar without meaning",
+        "Colorless green ideas sleep furiously.",
+        "Chomsky's sentence means nothing, yet every head works: 'sleep' finds its subject "
+        "'ideas'; with Head 4 (Noun-phrase head) 'Colorless' and 'green' look at 'ideas'; the "
+        "previous-token head never needs meaning.",
+        VERB,
+        "sleep",
+    ),
+    _preset(
+        "two-sentences",
+        "Across a full stop",
+        "The dog barked. It wanted dinner.",
+        "'It' starts a new sentence but still finds 'dog'; the capital letter does not make it a "
+        "name, because the tagger knows it begins a sentence.",
+        COREF,
+        "It",
+    ),
+    _preset(
+        "long",
+        "A long sentence",
+        "When the old farmer came home after a long day in the fields, his tired dogs ran to "
+        "the gate because they had missed him all afternoon.",
+        "29 tokens, near the limit of 32. 'they' finds 'dogs' (with a share for 'fields', also "
+        "plural); 'his' and 'him' find 'farmer'. With Head 3 (Previous token) the diagonal just "
+        "below the main one stays sharp all the way down.",
+        COREF,
+        "they",
+    ),
 )
 DEFAULT_TEXT = PRESETS[0].text
 DEFAULT_QUERY = PRESETS[0].query
@@ -611,43 +754,77 @@ assert len({p.id for p in PRESETS}) == len(PRESETS), "preset ids must be unique"
 # reader's does not.
 # ---------------------------------------------------------------------------------------------------
 PAIRS = (
-    pair("trophy", "Trophy and suitcase",
-         "The trophy didn't fit in the suitcase because it was too big",
-         "The trophy didn't fit in the suitcase because it was too small",
-         "it", ("trophy", "suitcase"), ("trophy", "trophy"),
-         "'it' picks 'trophy' both times: right for 'big', wrong for 'small'. 'big' and 'small' are both "
-         "just adjectives to this head, so nothing it reads has changed.", head=COREF),
-    pair("lift", "Too weak or too heavy",
-         "The man could not lift his son because he was so weak",
-         "The man could not lift his son because he was so heavy",
-         "he", ("man", "son"), ("man", "man"),
-         "'he' picks 'man' both times, the subject: right for 'weak', wrong for 'heavy'. Who is heavy "
-         "is knowledge about lifting, not grammar.", head=COREF),
-    pair("council", "Feared or advocated",
-         "The city council refused the demonstrators a permit because they feared violence",
-         "The city council refused the demonstrators a permit because they advocated violence",
-         "they", ("council", "demonstrators"), ("demonstrators", "demonstrators"),
-         "'they' picks 'demonstrators' both times, the only plural noun: wrong for 'feared', where a "
-         "reader means the council (one word, many people), right for 'advocated'.", head=COREF),
-    pair("chase", "Hungry or scared",
-         "The cat chased the mouse because it was hungry",
-         "The cat chased the mouse because it was scared",
-         "it", ("cat", "mouse"), ("cat", "cat"),
-         "'it' picks 'cat', the subject, both times: right for 'hungry', wrong for 'scared'.",
-         head=COREF),
-    pair("soft-mat", "A person or a cat on the mat",
-         "The man sat on the mat because it was soft",
-         "The cat sat on the mat because it was soft",
-         "it", ("mat", "mat"), ("mat", "cat"),
-         "the opposite mistake: a reader says the mat is soft both times, but 'it' cannot mean a "
-         "person, so the head takes 'mat' after 'man' and jumps to the subject 'cat': wrong.",
-         head=COREF),
-    pair("number", "One or many: grammar decides",
-         "The cat chased the dogs because they were hungry",
-         "The cats chased the dog because they were hungry",
-         "they", ("dogs", "cats"), ("dogs", "cats"),
-         "here grammar is enough: 'they' wants a plural noun, so the head follows the plural from "
-         "'dogs' to 'cats' and is right both times.", head=COREF),
+    pair(
+        "trophy",
+        "Trophy and suitcase",
+        "The trophy didn't fit in the suitcase because it was too big",
+        "The trophy didn't fit in the suitcase because it was too small",
+        "it",
+        ("trophy", "suitcase"),
+        ("trophy", "trophy"),
+        "'it' picks 'trophy' both times: right for 'big', wrong for 'small'. 'big' and 'small' are both "
+        "just adjectives to this head, so nothing it reads has changed.",
+        head=COREF,
+    ),
+    pair(
+        "lift",
+        "Too weak or too heavy",
+        "The man could not lift his son because he was so weak",
+        "The man could not lift his son because he was so heavy",
+        "he",
+        ("man", "son"),
+        ("man", "man"),
+        "'he' picks 'man' both times, the subject: right for 'weak', wrong for 'heavy'. Who is heavy "
+        "is knowledge about lifting, not grammar.",
+        head=COREF,
+    ),
+    pair(
+        "council",
+        "Feared or advocated",
+        "The city council refused the demonstrators a permit because they feared violence",
+        "The city council refused the demonstrators a permit because they advocated violence",
+        "they",
+        ("council", "demonstrators"),
+        ("demonstrators", "demonstrators"),
+        "'they' picks 'demonstrators' both times, the only plural noun: wrong for 'feared', where a "
+        "reader means the council (one word, many people), right for 'advocated'.",
+        head=COREF,
+    ),
+    pair(
+        "chase",
+        "Hungry or scared",
+        "The cat chased the mouse because it was hungry",
+        "The cat chased the mouse because it was scared",
+        "it",
+        ("cat", "mouse"),
+        ("cat", "cat"),
+        "'it' picks 'cat', the subject, both times: right for 'hungry', wrong for 'scared'.",
+        head=COREF,
+    ),
+    pair(
+        "soft-mat",
+        "A person or a cat on the mat",
+        "The man sat on the mat because it was soft",
+        "The cat sat on the mat because it was soft",
+        "it",
+        ("mat", "mat"),
+        ("mat", "cat"),
+        "the opposite mistake: a reader says the mat is soft both times, but 'it' cannot mean a "
+        "person, so the head takes 'mat' after 'man' and jumps to the subject 'cat': wrong.",
+        head=COREF,
+    ),
+    pair(
+        "number",
+        "One or many: grammar decides",
+        "The cat chased the dogs because they were hungry",
+        "The cats chased the dog because they were hungry",
+        "they",
+        ("dogs", "cats"),
+        ("dogs", "cats"),
+        "here grammar is enough: 'they' wants a plural noun, so the head follows the plural from "
+        "'dogs' to 'cats' and is right both times.",
+        head=COREF,
+    ),
 )
 
 
@@ -656,12 +833,27 @@ PAIRS = (
 # ---------------------------------------------------------------------------
 DIM_REGIONS = (
     DimRegion(0, N_FEATURES, "features", "features", f"named features of the token (dims 0–{N_FEATURES - 1})"),
-    DimRegion(SLOT_START, DETECTOR_START, "head-slots", "head slots",
-              f"the heads write what they found into dims {SLOT_START}–{DETECTOR_START - 1}"),
-    DimRegion(DETECTOR_START, POSITION_START, "detectors", "FFN",
-              f"the feed-forward detectors write into dims {DETECTOR_START}–{POSITION_START - 1}"),
-    DimRegion(POSITION_START, CONFIG.d_model, "position", "position code",
-              f"the sinusoidal position code (dims {POSITION_START}–{CONFIG.d_model - 1})"),
+    DimRegion(
+        SLOT_START,
+        DETECTOR_START,
+        "head-slots",
+        "head slots",
+        f"the heads write what they found into dims {SLOT_START}–{DETECTOR_START - 1}",
+    ),
+    DimRegion(
+        DETECTOR_START,
+        POSITION_START,
+        "detectors",
+        "FFN",
+        f"the feed-forward detectors write into dims {DETECTOR_START}–{POSITION_START - 1}",
+    ),
+    DimRegion(
+        POSITION_START,
+        CONFIG.d_model,
+        "position",
+        "position code",
+        f"the sinusoidal position code (dims {POSITION_START}–{CONFIG.d_model - 1})",
+    ),
 )
 
 DESCRIPTION = ModelDescription(
@@ -683,7 +875,7 @@ DESCRIPTION = ModelDescription(
     default_query=DEFAULT_QUERY,
     pairs=PAIRS,
     headline=f"This model is designed by hand: each of its {CONFIG.n_heads} heads does one job you can name, so "
-             "every number can be explained. Real models learn theirs.",
+    "every number can be explained. Real models learn theirs.",
 )
 
 
@@ -712,8 +904,9 @@ class DesignedModel:
         toks = list(tokens)
         emb, qkv, tags = _embed_and_project(tuple(toks))  # a slider does not change these: computed once
         trace = core.run_block(emb.x, block_params(), CONFIG.n_heads, settings, qkv=qkv)
-        return ModelRun(tokens=tuple(toks), token_tags=tags, special=(0,), embedding=emb,
-                        layers=(trace,), params=(block_params(),))
+        return ModelRun(
+            tokens=tuple(toks), token_tags=tags, special=(0,), embedding=emb, layers=(trace,), params=(block_params(),)
+        )
 
 
 MODEL = DesignedModel()

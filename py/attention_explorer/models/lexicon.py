@@ -39,8 +39,7 @@ DET, POSS, NOUN, PROPN, PRON = "determiner", "possessive", "noun", "proper noun"
 VERB, AUX, ADJ, ADV, ADP = "verb", "auxiliary", "adjective", "adverb", "preposition"
 CONJ, NUM, QW, NEG, INTJ = "conjunction", "number", "question word", "negation", "interjection"
 COMMA, END, PUNCT, SYM = "comma", "sentence end", "other punctuation", "symbol"
-POS_TAGS = (DET, POSS, NOUN, PROPN, PRON, VERB, AUX, ADJ, ADV, ADP, CONJ, NUM, QW, NEG, INTJ,
-            COMMA, END, PUNCT, SYM)
+POS_TAGS = (DET, POSS, NOUN, PROPN, PRON, VERB, AUX, ADJ, ADV, ADP, CONJ, NUM, QW, NEG, INTJ, COMMA, END, PUNCT, SYM)
 
 NOMINAL = (NOUN, PROPN)  # what a noun phrase can end in
 VERBAL = (VERB, AUX)
@@ -59,12 +58,16 @@ parent cousin family:families team crowd girlfriend boyfriend engineer student c
 baker butcher hunter fisherman:fishermen postman:postmen mayor president manager
 """.split()
 
-_MALE = set("""man men boy boys king kings father fathers dad dads brother brothers son sons
+_MALE = set(
+    """man men boy boys king kings father fathers dad dads brother brothers son sons
 husband husbands uncle uncles grandfather grandfathers grandpa prince princes gentleman gentlemen
-guy guys actor actors boyfriend boyfriends waiter waiters fisherman fishermen postman postmen""".split())
-_FEMALE = set("""woman women girl girls queen queens mother mothers mom moms sister sisters
+guy guys actor actors boyfriend boyfriends waiter waiters fisherman fishermen postman postmen""".split()
+)
+_FEMALE = set(
+    """woman women girl girls queen queens mother mothers mom moms sister sisters
 daughter daughters wife wives aunt aunts grandmother grandmothers grandma princess princesses
-lady ladies actress actresses waitress waitresses girlfriend girlfriends""".split())
+lady ladies actress actresses waitress waitresses girlfriend girlfriends""".split()
+)
 
 _ANIMAL_NOUNS = """
 cat dog bird horse cow mouse:mice fox lion tiger bear fish:fish sheep:sheep rabbit duck chicken
@@ -82,7 +85,8 @@ game song story:stories idea problem question answer word sentence music movie f
 paper pen pencil bone milk fence wall floor roof hill mountain field forest lake island bridge
 store shop office hospital library:libraries map gift toy dinner lunch breakfast party:parties
 meeting class homework test report job rock stone tea coffee soup pizza sandwich cheese egg
-flower grass leaf:leaves pear banana grape lemon plum carrot potato:potatoes wind storm fire ice light clock watch lamp television radio cabinet
+flower grass leaf:leaves pear banana grape lemon plum carrot potato:potatoes wind storm fire ice light
+clock watch lamp television radio cabinet
 drawer shelf:shelves knife:knives fork spoon basket blanket pillow window gate yard wood
 home village country:countries world earth ocean beach sand desert cloud weather thing
 nothing:nothing something:something everything:everything lesson exam grade prize race match
@@ -92,16 +96,30 @@ noise sound voice language name number price cost plan rule law reason end start
 bottom middle part piece way place point fact kind sort lot bit couple pair group line
 """.split()
 
-_PLURAL_ONLY = {"people": "human", "police": "human", "clothes": "thing", "scissors": "thing",
-                "glasses": "thing", "trousers": "thing", "jeans": "thing", "pants": "thing"}
+_PLURAL_ONLY = {
+    "people": "human",
+    "police": "human",
+    "clothes": "thing",
+    "scissors": "thing",
+    "glasses": "thing",
+    "trousers": "thing",
+    "jeans": "thing",
+    "pants": "thing",
+}
 
 # proper names: gendered first names, and places (inanimate)
-_MALE_NAMES = set("""john james david paul mark peter tom bob michael robert william richard joseph
-thomas charles daniel matthew george jack harry oliver noah liam ben sam adam luke max leo""".split())
-_FEMALE_NAMES = set("""mary anna alice sarah emma lisa kate jane susan linda emily olivia sophia
-mia lucy lily grace chloe ella julia laura rachel rose amy eve nora maria""".split())
-_PLACE_NAMES = set("""paris london france england america europe africa asia china japan india
-germany spain italy rome berlin tokyo york texas canada mexico brazil russia egypt""".split())
+_MALE_NAMES = set(
+    """john james david paul mark peter tom bob michael robert william richard joseph
+thomas charles daniel matthew george jack harry oliver noah liam ben sam adam luke max leo""".split()
+)
+_FEMALE_NAMES = set(
+    """mary anna alice sarah emma lisa kate jane susan linda emily olivia sophia
+mia lucy lily grace chloe ella julia laura rachel rose amy eve nora maria""".split()
+)
+_PLACE_NAMES = set(
+    """paris london france england america europe africa asia china japan india
+germany spain italy rome berlin tokyo york texas canada mexico brazil russia egypt""".split()
+)
 
 _VERBS = """
 sit:sat run:ran eat:ate go:went chase see:saw like love hate want need know:knew think:thought
@@ -121,13 +139,43 @@ marry destroy save protect attack catch guard bake boil wash dress fill pour pla
 point show lift hang knock rain snow snore sneeze cough burn melt freeze:froze order share
 """.split()
 
-_AUX = {"is": "sg", "am": "sg", "are": "pl", "was": "sg", "were": "pl", "be": "", "been": "",
-        "being": "", "have": "", "has": "sg", "had": "", "do": "", "does": "sg", "did": "",
-        "will": "", "would": "", "can": "", "could": "", "shall": "", "should": "", "may": "",
-        "might": "", "must": "", "'s": "sg", "'re": "pl", "'m": "sg", "'ve": "", "'ll": "", "'d": "",
-        "ca": "", "wo": "", "sha": ""}  # ca/wo/sha: what "can't", "won't", "shan't" leave before "n't"
+_AUX = {
+    "is": "sg",
+    "am": "sg",
+    "are": "pl",
+    "was": "sg",
+    "were": "pl",
+    "be": "",
+    "been": "",
+    "being": "",
+    "have": "",
+    "has": "sg",
+    "had": "",
+    "do": "",
+    "does": "sg",
+    "did": "",
+    "will": "",
+    "would": "",
+    "can": "",
+    "could": "",
+    "shall": "",
+    "should": "",
+    "may": "",
+    "might": "",
+    "must": "",
+    "'s": "sg",
+    "'re": "pl",
+    "'m": "sg",
+    "'ve": "",
+    "'ll": "",
+    "'d": "",
+    "ca": "",
+    "wo": "",
+    "sha": "",
+}  # ca/wo/sha: what "can't", "won't", "shan't" leave before "n't"
 
-_ADJECTIVES = set("""
+_ADJECTIVES = set(
+    """
 big small little large tall short long old young new good bad happy sad tired hungry thirsty
 angry red blue green black white yellow brown grey gray pink orange purple hot cold warm cool
 fast slow quick lazy heavy soft hard loud quiet beautiful pretty ugly kind nice clever smart
@@ -138,64 +186,138 @@ favorite first last next other own only lovely lonely silly bored excited intere
 surprised pleased upset broken lost open closed cheap expensive safe true false real free
 fine wrong right glad curious gentle fierce sharp round square flat deep wide narrow thick thin
 colorless colourless furious
-""".split())
+""".split()
+)
 
-_ADVERBS = set("""
+_ADVERBS = set(
+    """
 very really quickly slowly too also always often sometimes usually already still just now then
 here there soon again yesterday today tomorrow tonight away back home well quite almost even
 rather finally suddenly later once twice ever together outside inside everywhere somewhere
 maybe perhaps probably certainly furiously instead yet
-""".split())
+""".split()
+)
 
 _PARTICLES = set("up down out off over in on around through about along across behind past by".split())
 
-_PREPOSITIONS = set("""
+_PREPOSITIONS = set(
+    """
 in on at by for with about against between into through during before after above below to
 from up down of off over under near across behind beside around without inside outside onto
 toward towards like than since until past among beyond within upon along per via despite
-""".split())
+""".split()
+)
 
 _SUBORDINATORS = set("before after since until".split())  # preposition or conjunction
 
-_CONJUNCTIONS = set("""and or but because so if while although though unless that whether nor
-as once whereas""".split())
+_CONJUNCTIONS = set(
+    """and or but because so if while although though unless that whether nor
+as once whereas""".split()
+)
 
-_DETERMINERS = {"the": "", "a": "sg", "an": "sg", "this": "sg", "that": "sg", "these": "pl",
-                "those": "pl", "every": "sg", "each": "sg", "some": "", "any": "", "no": "",
-                "all": "pl", "both": "pl", "another": "sg", "many": "pl", "few": "pl",
-                "several": "pl", "much": "sg", "more": "", "most": "", "either": "sg",
-                "neither": "sg", "such": "", "enough": ""}
+_DETERMINERS = {
+    "the": "",
+    "a": "sg",
+    "an": "sg",
+    "this": "sg",
+    "that": "sg",
+    "these": "pl",
+    "those": "pl",
+    "every": "sg",
+    "each": "sg",
+    "some": "",
+    "any": "",
+    "no": "",
+    "all": "pl",
+    "both": "pl",
+    "another": "sg",
+    "many": "pl",
+    "few": "pl",
+    "several": "pl",
+    "much": "sg",
+    "more": "",
+    "most": "",
+    "either": "sg",
+    "neither": "sg",
+    "such": "",
+    "enough": "",
+}
 
 # possessive determiners: person, number, what a 3rd-person one refers to
-_POSSESSIVES = {"my": ("1", "sg", ""), "your": ("2", "", ""), "his": ("3", "sg", "he"),
-                "her": ("3", "sg", "she"), "its": ("3", "sg", "it"), "our": ("1", "pl", ""),
-                "their": ("3", "pl", "they")}
+_POSSESSIVES = {
+    "my": ("1", "sg", ""),
+    "your": ("2", "", ""),
+    "his": ("3", "sg", "he"),
+    "her": ("3", "sg", "she"),
+    "its": ("3", "sg", "it"),
+    "our": ("1", "pl", ""),
+    "their": ("3", "pl", "they"),
+}
 
 # pronouns: person, number, what a 3rd-person one refers to, gender
 _PRONOUNS = {
-    "i": ("1", "sg", ""), "me": ("1", "sg", ""), "myself": ("1", "sg", ""), "mine": ("1", "sg", ""),
-    "you": ("2", "", ""), "yourself": ("2", "sg", ""), "yours": ("2", "", ""),
+    "i": ("1", "sg", ""),
+    "me": ("1", "sg", ""),
+    "myself": ("1", "sg", ""),
+    "mine": ("1", "sg", ""),
+    "you": ("2", "", ""),
+    "yourself": ("2", "sg", ""),
+    "yours": ("2", "", ""),
     "yourselves": ("2", "pl", ""),
-    "he": ("3", "sg", "he"), "him": ("3", "sg", "he"), "himself": ("3", "sg", "he"),
-    "she": ("3", "sg", "she"), "her": ("3", "sg", "she"), "herself": ("3", "sg", "she"),
-    "hers": ("3", "sg", "she"), "his": ("3", "sg", "he"),
-    "it": ("3", "sg", "it"), "itself": ("3", "sg", "it"),
-    "we": ("1", "pl", ""), "us": ("1", "pl", ""), "ourselves": ("1", "pl", ""), "ours": ("1", "pl", ""),
-    "they": ("3", "pl", "they"), "them": ("3", "pl", "they"), "themselves": ("3", "pl", "they"),
+    "he": ("3", "sg", "he"),
+    "him": ("3", "sg", "he"),
+    "himself": ("3", "sg", "he"),
+    "she": ("3", "sg", "she"),
+    "her": ("3", "sg", "she"),
+    "herself": ("3", "sg", "she"),
+    "hers": ("3", "sg", "she"),
+    "his": ("3", "sg", "he"),
+    "it": ("3", "sg", "it"),
+    "itself": ("3", "sg", "it"),
+    "we": ("1", "pl", ""),
+    "us": ("1", "pl", ""),
+    "ourselves": ("1", "pl", ""),
+    "ours": ("1", "pl", ""),
+    "they": ("3", "pl", "they"),
+    "them": ("3", "pl", "they"),
+    "themselves": ("3", "pl", "they"),
     "theirs": ("3", "pl", "they"),
-    "someone": ("3", "sg", ""), "somebody": ("3", "sg", ""), "everyone": ("3", "sg", ""),
-    "everybody": ("3", "sg", ""), "anyone": ("3", "sg", ""), "anybody": ("3", "sg", ""),
-    "nobody": ("3", "sg", ""), "this": ("3", "sg", ""), "that": ("3", "sg", ""),
-    "these": ("3", "pl", ""), "those": ("3", "pl", ""),
+    "someone": ("3", "sg", ""),
+    "somebody": ("3", "sg", ""),
+    "everyone": ("3", "sg", ""),
+    "everybody": ("3", "sg", ""),
+    "anyone": ("3", "sg", ""),
+    "anybody": ("3", "sg", ""),
+    "nobody": ("3", "sg", ""),
+    "this": ("3", "sg", ""),
+    "that": ("3", "sg", ""),
+    "these": ("3", "pl", ""),
+    "those": ("3", "pl", ""),
 }
 _SUBJECT_PRONOUNS = set("i you he she it we they".split())
 
 _QUESTION_WORDS = set("who whom whose what which where when why how".split())
 _NOMINAL_QW = set("who whom what which".split())  # can head a noun phrase ("Who ate the cake?")
 
-_NUMBERS = {"one": "sg", "two": "pl", "three": "pl", "four": "pl", "five": "pl", "six": "pl",
-            "seven": "pl", "eight": "pl", "nine": "pl", "ten": "pl", "eleven": "pl", "twelve": "pl",
-            "twenty": "pl", "hundred": "pl", "thousand": "pl", "million": "pl", "zero": "pl"}
+_NUMBERS = {
+    "one": "sg",
+    "two": "pl",
+    "three": "pl",
+    "four": "pl",
+    "five": "pl",
+    "six": "pl",
+    "seven": "pl",
+    "eight": "pl",
+    "nine": "pl",
+    "ten": "pl",
+    "eleven": "pl",
+    "twelve": "pl",
+    "twenty": "pl",
+    "hundred": "pl",
+    "thousand": "pl",
+    "million": "pl",
+    "zero": "pl",
+}
 
 _NEGATIONS = {"not", "n't", "never"}
 _INTERJECTIONS = set("oh hello hi hey yes wow please thanks ok okay ouch oops".split())
@@ -332,8 +454,10 @@ def _guess(word: str, low: str, sentence_initial: bool) -> list:
     if low.endswith("ed") and len(low) > 4:
         return [(VERB, frozenset({"past tense", g})), (ADJ, frozenset({g}))]
     if low.endswith("s") and not low.endswith(("ss", "us", "is")) and len(low) > 3:
-        return [(NOUN, frozenset({"plural", "inanimate", "3rd person", g})),
-                (VERB, frozenset({"present", "singular", g}))]
+        return [
+            (NOUN, frozenset({"plural", "inanimate", "3rd person", g})),
+            (VERB, frozenset({"present", "singular", g})),
+        ]
     return [(NOUN, frozenset({"singular", "inanimate", "3rd person", g}))]
 
 
@@ -366,6 +490,7 @@ def _readings(tok: str, sentence_initial: bool) -> list:
 @dataclass
 class TokenAnalysis:
     """What the tagger decided about one token."""
+
     token: str
     pos: str
     feats: set = field(default_factory=set)  # feature names besides the part of speech
@@ -539,8 +664,11 @@ def _roles(tags: list, phrases: list) -> None:
     boundaries = {i for i, t in enumerate(tags) if t.pos in (COMMA, END, PUNCT, CONJ, INTJ, SYM)}
     heads = [(start, head) for start, head, _ in phrases if head is not None]
     prep_object = {h for s, h in heads if s > 0 and tags[s - 1].pos == ADP}
-    possessor = {h for s, h in heads  # "John" in "John's dog"
-                 if h + 1 < n and tags[h + 1].pos == POSS and tags[h + 1].token.lower() in ("'s", "\u2019s")}
+    possessor = {
+        h
+        for s, h in heads  # "John" in "John's dog"
+        if h + 1 < n and tags[h + 1].pos == POSS and tags[h + 1].token.lower() in ("'s", "\u2019s")
+    }
     clause, clauses = [], []
     for i in range(n):
         if i in boundaries:

@@ -69,7 +69,10 @@ def _quantizable(name, a):
 # one tensor
 # --------------------------------------------------------------------------
 
-def quantize_groups(w, g):  # [rows, cols] float, int -> (q [rows, cols] int8, scale [rows, cols // g] float16 | float32)
+
+def quantize_groups(
+    w, g
+):  # [rows, cols] float, int -> (q [rows, cols] int8, scale [rows, cols // g] float16 | float32)
     w = np.asarray(w, dtype=np.float64)
     assert w.ndim == 2, f"quantize_groups wants a matrix, got shape {w.shape}"
     rows, cols = w.shape
@@ -79,7 +82,7 @@ def quantize_groups(w, g):  # [rows, cols] float, int -> (q [rows, cols] int8, s
     s16 = s.astype(np.float16)
     # float16 keeps 11 significant bits down to 6e-5; a scale that is lost or
     # rounded coarser than that (tiny or huge weights) keeps float32 instead
-    scale = s16 if np.all(np.abs(s16.astype(np.float64) - s) <= s * 2.0 ** -10) else s.astype(np.float32)
+    scale = s16 if np.all(np.abs(s16.astype(np.float64) - s) <= s * 2.0**-10) else s.astype(np.float32)
     step = scale.astype(np.float64)
     step = np.where(step > 0, step, 1.0)  # an all-zero group: any step gives q = 0
     # codes are computed against the *stored* scale, so dequantization reproduces
@@ -92,8 +95,9 @@ def dequantize_groups(q, scale):  # [..., cols] int8, [..., cols // g] -> [..., 
     q = np.asarray(q)
     scale = np.asarray(scale, dtype=np.float32)
     n_groups = scale.shape[-1]
-    assert q.shape[:-1] == scale.shape[:-1] and n_groups and q.shape[-1] % n_groups == 0, \
+    assert q.shape[:-1] == scale.shape[:-1] and n_groups and q.shape[-1] % n_groups == 0, (
         f"scale {scale.shape} does not fit codes {q.shape}"
+    )
     g = q.shape[-1] // n_groups
     w = q.reshape(q.shape[:-1] + (n_groups, g)).astype(np.float32) * scale[..., None]
     return w.reshape(q.shape)
@@ -106,6 +110,7 @@ class RowTable:
     The word-piece table is 30522 x 384: as float32 it would be 47 MB of the
     browser's memory and ~0.1 s to expand, for the <= 66 rows a sentence reads.
     """
+
     q: np.ndarray  # [vocab, d] int8
     scale: np.ndarray  # [vocab, d // g]
 
@@ -120,6 +125,7 @@ class RowTable:
 # --------------------------------------------------------------------------
 # a whole model
 # --------------------------------------------------------------------------
+
 
 def quantize(tensors):  # {name: float array} -> {name: int8 | float16 | float32 array}, the file's tensors
     out = {}
@@ -142,17 +148,25 @@ def dequantize(qtensors, *, lazy_embeddings=False):  # {name: array} -> {name: f
     out = {}
     for name, a in qtensors.items():
         if name.endswith(SCALE):
-            if name[:-len(SCALE)] not in qtensors:
-                raise ValueError(f"{name!r} has no quantized tensor {name[:-len(SCALE)]!r}")
+            if name[: -len(SCALE)] not in qtensors:
+                raise ValueError(f"{name!r} has no quantized tensor {name[: -len(SCALE)]!r}")
             continue
         if name + SCALE not in qtensors:
             out[name] = np.asarray(a, dtype=np.float32) if np.asarray(a).dtype.kind == "f" else a
             continue
         scale = qtensors[name + SCALE]
-        if a.dtype != np.int8 or a.ndim != 2 or scale.ndim != 2 or scale.shape[0] != a.shape[0] \
-                or scale.shape[1] == 0 or a.shape[1] % scale.shape[1]:
-            raise ValueError(f"{name!r}: int8 [rows, cols] codes with [rows, cols / g] scales expected, "
-                             f"got {a.dtype} {a.shape} and {scale.shape}")
+        if (
+            a.dtype != np.int8
+            or a.ndim != 2
+            or scale.ndim != 2
+            or scale.shape[0] != a.shape[0]
+            or scale.shape[1] == 0
+            or a.shape[1] % scale.shape[1]
+        ):
+            raise ValueError(
+                f"{name!r}: int8 [rows, cols] codes with [rows, cols / g] scales expected, "
+                f"got {a.dtype} {a.shape} and {scale.shape}"
+            )
         if lazy_embeddings and name.endswith("word_embeddings.weight"):
             out[name] = RowTable(a, scale)
         else:
@@ -185,8 +199,9 @@ def main(argv):  # python -m attention_explorer.models.quantize model.safetensor
     blob = to_bytes(quantize(safetensors.load(src)), config)
     with open(dst, "wb") as f:
         f.write(blob)
-    print(f"{dst}: {len(blob):,} bytes, gzip -9 {len(gzip.compress(blob, 9)):,} bytes "
-          f"({time.perf_counter() - t:.1f} s)")
+    print(
+        f"{dst}: {len(blob):,} bytes, gzip -9 {len(gzip.compress(blob, 9)):,} bytes ({time.perf_counter() - t:.1f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -23,13 +23,25 @@ import numpy as np
 # safetensors dtype -> little-endian NumPy dtype. BF16 has no NumPy dtype: it is
 # read as its raw uint16 bits and widened to float32 (the top half of an f32).
 DTYPES = {
-    "BOOL": np.dtype("?"), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
-    "I16": np.dtype("<i2"), "U16": np.dtype("<u2"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2"),
-    "I32": np.dtype("<i4"), "U32": np.dtype("<u4"), "F32": np.dtype("<f4"),
-    "I64": np.dtype("<i8"), "U64": np.dtype("<u8"), "F64": np.dtype("<f8"),
+    "BOOL": np.dtype("?"),
+    "U8": np.dtype("u1"),
+    "I8": np.dtype("i1"),
+    "I16": np.dtype("<i2"),
+    "U16": np.dtype("<u2"),
+    "F16": np.dtype("<f2"),
+    "BF16": np.dtype("<u2"),
+    "I32": np.dtype("<i4"),
+    "U32": np.dtype("<u4"),
+    "F32": np.dtype("<f4"),
+    "I64": np.dtype("<i8"),
+    "U64": np.dtype("<u8"),
+    "F64": np.dtype("<f8"),
 }
-_NAMES = {np.dtype(v).newbyteorder("<") if np.dtype(v).itemsize > 1 else np.dtype(v): k
-          for k, v in DTYPES.items() if k != "BF16"}  # writer: NumPy dtype -> safetensors name
+_NAMES = {
+    np.dtype(v).newbyteorder("<") if np.dtype(v).itemsize > 1 else np.dtype(v): k
+    for k, v in DTYPES.items()
+    if k != "BF16"
+}  # writer: NumPy dtype -> safetensors name
 
 MAX_HEADER = 100 * 1024 * 1024  # the reference implementation's limit: a larger "length" is a corrupt file
 METADATA = "__metadata__"
@@ -43,6 +55,7 @@ class SafetensorsError(ValueError):
 # reading
 # --------------------------------------------------------------------------
 
+
 def read_header(data):  # bytes-like -> (header dict without __metadata__, metadata dict, buffer offset)
     mv = memoryview(data).cast("B")
     if len(mv) < 8:
@@ -52,7 +65,7 @@ def read_header(data):  # bytes-like -> (header dict without __metadata__, metad
         raise SafetensorsError(f"header length {n} exceeds the {MAX_HEADER}-byte limit (corrupt file?)")
     if 8 + n > len(mv):
         raise SafetensorsError(f"header length {n} runs past the end of the file ({len(mv)} bytes)")
-    raw = bytes(mv[8:8 + n])
+    raw = bytes(mv[8 : 8 + n])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -72,8 +85,9 @@ def read_header(data):  # bytes-like -> (header dict without __metadata__, metad
     except json.JSONDecodeError as e:
         raise SafetensorsError(f"header is not valid JSON: {e}") from None
     metadata = header.pop(METADATA, None) or {}
-    if not isinstance(metadata, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                                 for k, v in metadata.items()):
+    if not isinstance(metadata, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
+    ):
         raise SafetensorsError(f"{METADATA} must map strings to strings, got {metadata!r}")
     _check_entries(header, len(mv) - 8 - n)
     return header, metadata, 8 + n
@@ -88,8 +102,9 @@ def _check_entries(header, buffer_len):  # raises unless every entry is well-for
         if missing:
             raise SafetensorsError(f"tensor {name!r}: entry lacks {sorted(missing)}")
         if e["dtype"] not in DTYPES:
-            raise SafetensorsError(f"tensor {name!r}: unsupported dtype {e['dtype']!r} "
-                                   f"(supported: {', '.join(DTYPES)})")
+            raise SafetensorsError(
+                f"tensor {name!r}: unsupported dtype {e['dtype']!r} (supported: {', '.join(DTYPES)})"
+            )
         shape, offs = e["shape"], e["data_offsets"]
         if not (isinstance(shape, list) and all(_is_uint(d) for d in shape)):
             raise SafetensorsError(f"tensor {name!r}: shape must be a list of non-negative integers, got {shape!r}")
@@ -99,12 +114,14 @@ def _check_entries(header, buffer_len):  # raises unless every entry is well-for
         if begin > end:
             raise SafetensorsError(f"tensor {name!r}: data_offsets begin {begin} > end {end}")
         if end > buffer_len:
-            raise SafetensorsError(f"tensor {name!r}: data_offsets end {end} is past the data buffer "
-                                   f"({buffer_len} bytes; truncated file?)")
+            raise SafetensorsError(
+                f"tensor {name!r}: data_offsets end {end} is past the data buffer ({buffer_len} bytes; truncated file?)"
+            )
         nbytes = math.prod(shape) * DTYPES[e["dtype"]].itemsize
         if end - begin != nbytes:
-            raise SafetensorsError(f"tensor {name!r}: shape {shape} of {e['dtype']} needs {nbytes} bytes, "
-                                   f"data_offsets span {end - begin}")
+            raise SafetensorsError(
+                f"tensor {name!r}: shape {shape} of {e['dtype']} needs {nbytes} bytes, data_offsets span {end - begin}"
+            )
         spans.append((begin, end, name))
     # the format requires the tensors to tile the buffer: no overlap, no holes
     pos, prev = 0, None
@@ -137,7 +154,7 @@ def load_with_metadata(data):  # bytes-like | path -> ({name: ndarray}, {str: st
     for name, e in header.items():
         begin, end = e["data_offsets"]
         dt = DTYPES[e["dtype"]]
-        a = np.frombuffer(mv[start + begin:start + end], dtype=dt).reshape(e["shape"])
+        a = np.frombuffer(mv[start + begin : start + end], dtype=dt).reshape(e["shape"])
         if e["dtype"] == "BF16":
             a = (a.astype(np.uint32) << 16).view(np.float32)  # bf16 is the high half of an f32
         if a.flags.writeable:
@@ -149,6 +166,7 @@ def load_with_metadata(data):  # bytes-like | path -> ({name: ndarray}, {str: st
 # --------------------------------------------------------------------------
 # writing
 # --------------------------------------------------------------------------
+
 
 def save(tensors, metadata=None):  # {name: ndarray}, {str: str} -> bytes
     """Tensors in name order, header padded with spaces to 8 bytes so the data is aligned.

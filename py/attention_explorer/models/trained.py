@@ -18,6 +18,7 @@ head_patterns), so one download brings everything the model needs.
 bert, quantize and safetensors are imported only when the weights arrive: the worker fetches
 those modules with the bundle, so the default page loads none of them (build.TRAINED_ONLY_MODULES).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,19 +36,19 @@ from .wordpiece import CLS, CONTINUATION, MAX_PIECES, SEP, SPECIAL_TOKENS, UNK, 
 class TrainedSpec:
     """One trained BERT-like model: all the page needs to know before its weights are downloaded."""
 
-    id: str              # the #model value and the permalink's m= ("minilm")
-    name: str            # "all-MiniLM-L6-v2": the comparison card and the download button name it
-    about: str           # an honest paragraph: what it was trained for, how its weights are stored
-    source: str          # where its files come from and their licence (credits)
-    pins: str            # the runtime-pins.json group with model.safetensors, config.json, vocab.txt, README.md
-    card: str            # the model card's file name in dist/models/ (attribution)
-    n_layers: int        # the sizes config.json states; install() checks the weights against them
+    id: str  # the #model value and the permalink's m= ("minilm")
+    name: str  # "all-MiniLM-L6-v2": the comparison card and the download button name it
+    about: str  # an honest paragraph: what it was trained for, how its weights are stored
+    source: str  # where its files come from and their licence (credits)
+    pins: str  # the runtime-pins.json group with model.safetensors, config.json, vocab.txt, README.md
+    card: str  # the model card's file name in dist/models/ (attribution)
+    n_layers: int  # the sizes config.json states; install() checks the weights against them
     n_heads: int
     d_model: int
     d_ff: int
-    download_mb: int     # the bundle's size, gzip-compressed, rounded (build.py checks it)
-    presets: tuple[Preset, ...]          # queries given by word (query_word): found once the vocabulary is in
-    pairs: tuple[PairPreset, ...] = ()   # the two-sentence view's ready-made pairs
+    download_mb: int  # the bundle's size, gzip-compressed, rounded (build.py checks it)
+    presets: tuple[Preset, ...]  # queries given by word (query_word): found once the vocabulary is in
+    pairs: tuple[PairPreset, ...] = ()  # the two-sentence view's ready-made pairs
 
     @property
     def d_k(self) -> int:
@@ -76,15 +77,15 @@ PATTERN_TEXT = {
 CLARK = "Clark et al. (2019, “What Does BERT Look At?”)"
 FINDINGS = {
     "previous token": f"{CLARK} found heads like this in BERT-base's early layers, each attending to the "
-                      "previous token; they help the model know what sits next to a word.",
+    "previous token; they help the model know what sits next to a word.",
     "next token": f"{CLARK} found such next-token heads in BERT-base's early layers too.",
     "[SEP]": f"{CLARK} found many BERT-base heads parked on [SEP], and showed that the attention there "
-             "changes the output little: a no-op for queries with nothing to look up.",
+    "changes the output little: a no-op for queries with nothing to look up.",
     "[CLS]": f"{CLARK} found BERT-base's heads parking on [SEP] as a no-op; this model, trained differently, "
-             "parks on [CLS] instead (measured); whether that is a no-op here, the routing panel shows: how "
-             "much of what the head brings back comes from [CLS].",
+    "parks on [CLS] instead (measured); whether that is a no-op here, the routing panel shows: how "
+    "much of what the head brings back comes from [CLS].",
     "broad": f"{CLARK} found broad heads in BERT-base's lower layers, averaging over the sentence much like "
-             "a bag of words.",
+    "a bag of words.",
 }
 
 # A pattern label in plain words: the head picker's name for a head ("Head 3: the previous word, 100 %"),
@@ -112,9 +113,15 @@ def preset(id, title, text, look_for, query_word, layer=0, head=0) -> Preset:
 
 def _placeholder_heads(spec: TrainedSpec) -> tuple:
     """Before the bundle is loaded the heads have numbers only; install() replaces them."""
-    return tuple(tuple(HeadInfo("trained head", f"l{l}h{h}", "A trained head; its measured pattern is shown "
-                                "once the model is loaded.") for h in range(spec.n_heads))
-                 for l in range(spec.n_layers))
+    return tuple(
+        tuple(
+            HeadInfo(
+                "trained head", f"l{l}h{h}", "A trained head; its measured pattern is shown once the model is loaded."
+            )
+            for h in range(spec.n_heads)
+        )
+        for l in range(spec.n_layers)
+    )
 
 
 def _measured_heads(spec: TrainedSpec, labels) -> tuple:
@@ -125,24 +132,31 @@ def _measured_heads(spec: TrainedSpec, labels) -> tuple:
         for h, m in enumerate(layer):
             label, score = str(m["label"]), float(m["score"])
             what = PATTERN_TEXT.get(label, label)
-            infos.append(HeadInfo(
-                f"{PLAIN_NAMES.get(label, label)}, {round(score * 100)} %", f"l{l}h{h}",
-                f"Layer {l + 1}, head {h + 1} {what}: on a corpus of sentences, {round(score * 100)} % of its "
-                "attention follows this pattern (measured, not designed). Trained heads are rarely this tidy: "
-                "most mix several patterns."
-                + (f" {FINDINGS[label]} {spec.name} is not the masked-LM BERT those findings come from."
-                   if label in FINDINGS else "")))
+            infos.append(
+                HeadInfo(
+                    f"{PLAIN_NAMES.get(label, label)}, {round(score * 100)} %",
+                    f"l{l}h{h}",
+                    f"Layer {l + 1}, head {h + 1} {what}: on a corpus of sentences, {round(score * 100)} % of its "
+                    "attention follows this pattern (measured, not designed). Trained heads are rarely this tidy: "
+                    "most mix several patterns."
+                    + (
+                        f" {FINDINGS[label]} {spec.name} is not the masked-LM BERT those findings come from."
+                        if label in FINDINGS
+                        else ""
+                    ),
+                )
+            )
         out.append(tuple(infos))
-    assert len(out) == spec.n_layers and all(len(l) == spec.n_heads for l in out), \
-        "one label per head of every layer"
+    assert len(out) == spec.n_layers and all(len(l) == spec.n_heads for l in out), "one label per head of every layer"
     return tuple(out)
 
 
 def showcase(labels) -> tuple[int, int]:
     """(layer, head) of the clearest measured head: the highest score among the CLEAR patterns (any
     pattern when none is clear)."""
-    heads = [(float(m["score"]), l, h, m["label"] in CLEAR) for l, layer in enumerate(labels)
-             for h, m in enumerate(layer)]
+    heads = [
+        (float(m["score"]), l, h, m["label"] in CLEAR) for l, layer in enumerate(labels) for h, m in enumerate(layer)
+    ]
     clear = [x for x in heads if x[3]] or heads
     _, l, h, _ = max(clear, key=lambda x: (x[0], -x[1], -x[2]))
     return l, h
@@ -150,15 +164,34 @@ def showcase(labels) -> tuple[int, int]:
 
 def describe(spec: TrainedSpec, heads) -> ModelDescription:
     return ModelDescription(
-        id=spec.id, name=spec.label, about=spec.about,
-        n_layers=spec.n_layers, heads=heads, d_model=spec.d_model, d_k=spec.d_k, d_ff=spec.d_ff,
-        activations=("gelu",), max_tokens=MAX_PIECES, dim_names=("",) * spec.d_model,
-        dim_regions=(DimRegion(0, spec.d_model, "learned", "learned dims",
-                               "a trained model's dimensions have no names: each mixes many features"),),
-        unit_names=("",) * spec.d_ff, presets=spec.presets, pairs=spec.pairs, download_mb=spec.download_mb,
-        default_text=spec.presets[0].text, default_query=-1,  # -1: the query is found by default_query()
+        id=spec.id,
+        name=spec.label,
+        about=spec.about,
+        n_layers=spec.n_layers,
+        heads=heads,
+        d_model=spec.d_model,
+        d_k=spec.d_k,
+        d_ff=spec.d_ff,
+        activations=("gelu",),
+        max_tokens=MAX_PIECES,
+        dim_names=("",) * spec.d_model,
+        dim_regions=(
+            DimRegion(
+                0,
+                spec.d_model,
+                "learned",
+                "learned dims",
+                "a trained model's dimensions have no names: each mixes many features",
+            ),
+        ),
+        unit_names=("",) * spec.d_ff,
+        presets=spec.presets,
+        pairs=spec.pairs,
+        download_mb=spec.download_mb,
+        default_text=spec.presets[0].text,
+        default_query=-1,  # -1: the query is found by default_query()
         headline=f"This is a trained model, {spec.name}: its weights were learned from data, so what its heads "
-                 "do was measured, not designed, and most of them mix several jobs.",
+        "do was measured, not designed, and most of them mix several jobs.",
     )
 
 
@@ -172,7 +205,7 @@ class TrainedModel:
     def __init__(self, spec: TrainedSpec):
         self.spec = spec
         self.description = describe(spec, _placeholder_heads(spec))
-        self._weights = None    # bert.BertWeights once installed
+        self._weights = None  # bert.BertWeights once installed
         self._tokenizer = None  # WordPiece once installed
 
     @property
@@ -185,8 +218,9 @@ class TrainedModel:
 
         tensors, meta = safetensors.load_with_metadata(blob)
         if meta.get("format") != quantize.FORMAT or "vocab" not in meta or "heads" not in meta:
-            raise ValueError(f"this file is not the explorer's bundle of {self.spec.name} (format, vocab or "
-                             "head labels missing)")
+            raise ValueError(
+                f"this file is not the explorer's bundle of {self.spec.name} (format, vocab or head labels missing)"
+            )
         config = json.loads(meta["config"]) if "config" in meta else None
         weights = bert.load_weights(quantize.dequantize(tensors, lazy_embeddings=True), config)
         self.install_weights(weights, WordPiece.from_text(meta["vocab"]), json.loads(meta["heads"]))
@@ -196,13 +230,19 @@ class TrainedModel:
         s = self.spec
         found = (weights.n_layers, weights.n_heads, weights.d_model, weights.layers[0].w_1.shape[1])
         if found != (s.n_layers, s.n_heads, s.d_model, s.d_ff):
-            raise ValueError(f"{s.name}: the weights have (layers, heads, d_model, d_ff) = {found}; its spec says "
-                             f"{(s.n_layers, s.n_heads, s.d_model, s.d_ff)}")
+            raise ValueError(
+                f"{s.name}: the weights have (layers, heads, d_model, d_ff) = {found}; its spec says "
+                f"{(s.n_layers, s.n_heads, s.d_model, s.d_ff)}"
+            )
         self._weights, self._tokenizer = weights, tokenizer
         heads = _measured_heads(s, labels) if labels is not None else _placeholder_heads(s)
         presets = tuple(self._locate(p) for p in s.presets)
-        self.description = dataclasses.replace(describe(s, heads), presets=presets, default_query=presets[0].query,
-                                               showcase=showcase(labels) if labels is not None else None)
+        self.description = dataclasses.replace(
+            describe(s, heads),
+            presets=presets,
+            default_query=presets[0].query,
+            showcase=showcase(labels) if labels is not None else None,
+        )
 
     def _locate(self, preset: Preset) -> Preset:
         toks = self.tokenize(preset.text)
@@ -211,8 +251,10 @@ class TrainedModel:
 
     def _need(self):
         if not self.available:
-            raise NotLoaded(f"The trained model is not loaded yet: choose it in the Model menu to download it "
-                            f"(about {self.spec.download_mb} MB).")
+            raise NotLoaded(
+                f"The trained model is not loaded yet: choose it in the Model menu to download it "
+                f"(about {self.spec.download_mb} MB)."
+            )
 
     def tokenize(self, text: str) -> tuple[str, ...]:
         self._need()
@@ -233,13 +275,25 @@ class TrainedModel:
         ids = np.array([self._tokenizer.vocab[t] for t in toks], dtype=np.int64)
         emb, traces = bert.forward(self._weights, ids, settings=settings)
         w = self._weights
-        embedding = EmbeddingTrace(token=emb.word, position=emb.position, x=emb.out, token_type=emb.token_type,
-                                   summed=emb.summed, ln_mean=emb.ln_mean, ln_std=emb.ln_std,
-                                   ln_gamma=np.asarray(w.emb_ln_gamma, dtype=np.float64),
-                                   ln_beta=np.asarray(w.emb_ln_beta, dtype=np.float64))
-        return ModelRun(tokens=tuple(toks), token_tags=tuple(_tags(t) for t in toks),
-                        special=tuple(i for i, t in enumerate(toks) if t in (CLS, SEP)),
-                        embedding=embedding, layers=traces, params=w.layers)
+        embedding = EmbeddingTrace(
+            token=emb.word,
+            position=emb.position,
+            x=emb.out,
+            token_type=emb.token_type,
+            summed=emb.summed,
+            ln_mean=emb.ln_mean,
+            ln_std=emb.ln_std,
+            ln_gamma=np.asarray(w.emb_ln_gamma, dtype=np.float64),
+            ln_beta=np.asarray(w.emb_ln_beta, dtype=np.float64),
+        )
+        return ModelRun(
+            tokens=tuple(toks),
+            token_tags=tuple(_tags(t) for t in toks),
+            special=tuple(i for i, t in enumerate(toks) if t in (CLS, SEP)),
+            embedding=embedding,
+            layers=traces,
+            params=w.layers,
+        )
 
 
 def _tags(piece: str) -> tuple[str, ...]:

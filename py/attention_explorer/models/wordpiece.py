@@ -49,8 +49,16 @@ _SPECIAL_RE = re.compile("(" + "|".join(re.escape(t) for t in SPECIAL_TOKENS) + 
 # not in them, so Japanese kana and Korean words stay whole words (and split into pieces).
 # Extension E starts at 0x2B920 here, not 0x2B820: the Rust reference has that typo, and it
 # is the tokenizer sentence-transformers runs (Google's Python BERT says 0x2B820).
-_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
-               (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+_CJK_RANGES = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B920, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+)
 
 
 def _is_dropped(ch: str) -> bool:
@@ -160,8 +168,10 @@ class WordPiece:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         if len(text) > MAX_CHARS:
-            raise TokenError(f"That text is {len(text):,} characters long; the explorer takes one sentence "
-                             f"of at most {self.max_pieces} word pieces. Paste a single, shorter sentence.")
+            raise TokenError(
+                f"That text is {len(text):,} characters long; the explorer takes one sentence "
+                f"of at most {self.max_pieces} word pieces. Paste a single, shorter sentence."
+            )
         pieces = [CLS] + self.word_pieces(text) + [SEP]
         if len(pieces) == 2:
             raise TokenError("Type a sentence: at least one word.")
@@ -169,7 +179,8 @@ class WordPiece:
             raise TokenError(
                 f"That sentence has {len(pieces)} word pieces ([CLS] and [SEP] included); the limit is "
                 f"{self.max_pieces}. Shorten the sentence (every punctuation mark is one piece, and a "
-                "long or rare word splits into several).")
+                "long or rare word splits into several)."
+            )
         return pieces
 
     def encode(self, text: str) -> list[int]:

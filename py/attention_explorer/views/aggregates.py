@@ -24,6 +24,7 @@ switched off, p.aggregates-ablated. When the cells print whole percentages (a sh
 p.rounding-note under both maps says each is rounded on its own, so a row may not add up to 100.
 Styles: site/css/aggregates.css (plus the heatmap's own).
 """
+
 from __future__ import annotations
 
 import json
@@ -31,13 +32,14 @@ import json
 import numpy as np
 
 from .. import core
-from .attention_matrix import LABEL, MIN_SCALE, cell_size, shows_numbers, size_style, weight_legend
+from .attention_matrix import LABEL, MIN_SCALE, cell_size, shows_numbers, size_style
 from .colors import text_on, viridis, viridis_many
+from .drawing import hatch_pattern, weight_legend
 from .markup import attr, clip_label, data_num, esc, patch_op, pct, percent_labels, rounding_paragraph
 
-MEAN_GAP = 30      # viewBox units between the matrix and the selected queries' mean row (its caption sits there)
-LEGEND_H = 44      # below the last row: the 0-100 % scale
-MIN_WIDTH = 320    # a short sentence's map still has room for the mean row's caption and the legend
+MEAN_GAP = 30  # viewBox units between the matrix and the selected queries' mean row (its caption sits there)
+LEGEND_H = 44  # below the last row: the 0-100 % scale
+MIN_WIDTH = 320  # a short sentence's map still has room for the mean row's caption and the legend
 SPECIAL_NOTE = 0.25  # say how much of the query's rollout row ends on special tokens from this share on
 
 
@@ -62,8 +64,10 @@ def _row_mean(matrix, rows):  # [n, n], selected row indices -> [n]: their mean,
 # one heatmap
 # --------------------------------------------------------------------------
 
-def _heatmap(view: str, tokens, matrix, mask, selected, query: int, *, aria: str, scale_label: str,
-             meta: dict, special=()) -> str:
+
+def _heatmap(
+    view: str, tokens, matrix, mask, selected, query: int, *, aria: str, scale_label: str, meta: dict, special=()
+) -> str:
     """matrix [n, n] (rows sum to 1) as a heatmap; mask [n, n] bool: a cell that is masked and 0 is hatched.
 
     selected: the query rows to outline, sorted (the query solid, the pinned dashed); with two or more, a last row
@@ -73,8 +77,8 @@ def _heatmap(view: str, tokens, matrix, mask, selected, query: int, *, aria: str
     cell = cell_size(n)
     size = n * cell
     rows = np.asarray(matrix, dtype=np.float64).tolist()  # [n][n] plain floats
-    allowed = np.asarray(mask, dtype=bool).tolist()        # [n][n]
-    fills = viridis_many(rows)                            # [n*n] in row order
+    allowed = np.asarray(mask, dtype=bool).tolist()  # [n][n]
+    fills = viridis_many(rows)  # [n*n] in row order
     multi = len(selected) > 1
     mean = _row_mean(np.asarray(rows), selected).tolist() if multi else None  # [n]
     mean_y = LABEL + size + MEAN_GAP
@@ -87,24 +91,38 @@ def _heatmap(view: str, tokens, matrix, mask, selected, query: int, *, aria: str
     titles = [f"<title>{esc(t)}</title>" if c != t else "" for t, c in zip(tokens, labels)]  # clipped: the full text
     quoted = [_q(clip_label(t)) for t in tokens]  # for tooltips: short, attr() escapes them
 
-    svg = attr(data_view=view, viewBox=f"0 0 {width} {height}", role="img", class_="heatmap aggregate-map", data_n=n,
-               data_query=query, data_selected="_".join(map(str, selected)), aria_label=aria,
-               style=size_style(width), **meta)
+    svg = attr(
+        data_view=view,
+        viewBox=f"0 0 {width} {height}",
+        role="img",
+        class_="heatmap aggregate-map",
+        data_n=n,
+        data_query=query,
+        data_selected="_".join(map(str, selected)),
+        aria_label=aria,
+        style=size_style(width),
+        **meta,
+    )
     out = [f"<svg{svg}>"]
     if any_hatched:
-        out.append(f'<defs><pattern id="{hatch}" width="6" height="6" patternUnits="userSpaceOnUse" '
-                   'patternTransform="rotate(45)"><rect width="6" height="6" class="masked-bg"/>'
-                   '<line x1="0" y1="0" x2="0" y2="6" class="masked-line"/></pattern></defs>')
+        out.append(f"<defs>{hatch_pattern(hatch)}</defs>")
     for j in range(n):  # column labels, rotated
         cls = "col-label" + (" is-query" if j == query else "") + (" is-special" if j in special else "")
-        out.append(f'<text class="{cls}" transform="translate({LABEL + j * cell + cell / 2:.1f},{LABEL - 6}) '
-                   f'rotate(-55)">{titles[j]}{esc(labels[j])}</text>')
+        out.append(
+            f'<text class="{cls}" transform="translate({LABEL + j * cell + cell / 2:.1f},{LABEL - 6}) '
+            f'rotate(-55)">{titles[j]}{esc(labels[j])}</text>'
+        )
     for i in range(n):  # row labels: clicking one makes it the query
-        cls = ("row-label" + (" is-query" if i == query else " is-pinned" if i in selected else "")
-               + (" is-special" if i in special else ""))
-        out.append(f'<text{attr(class_=cls, data_event="set_query", data_token_index=i)} x="{LABEL - 8}" '
-                   f'y="{LABEL + i * cell + cell / 2:.1f}" text-anchor="end" dominant-baseline="central">'
-                   f'{titles[i]}{esc(labels[i])}</text>')
+        cls = (
+            "row-label"
+            + (" is-query" if i == query else " is-pinned" if i in selected else "")
+            + (" is-special" if i in special else "")
+        )
+        out.append(
+            f'<text{attr(class_=cls, data_event="set_query", data_token_index=i)} x="{LABEL - 8}" '
+            f'y="{LABEL + i * cell + cell / 2:.1f}" text-anchor="end" dominant-baseline="central">'
+            f"{titles[i]}{esc(labels[i])}</text>"
+        )
 
     # cells: one rect each; a roving-tabindex grid whose tab stop is the query row's largest cell.
     # Written as plain f-strings, not attr(): every value is a number or a colour, and the tooltip's
@@ -121,44 +139,72 @@ def _heatmap(view: str, tokens, matrix, mask, selected, query: int, *, aria: str
             hatched = not allowed[i][j] and w == 0.0
             light = not hatched and text_on(w) != "#fff"
             fill = f"url(#{hatch})" if hatched else fills[i * n + j]
-            out.append(f'<rect class="{"cell is-light" if light else "cell"}" x="{x}" y="{y}" width="{cell}" '
-                       f'height="{cell}" fill="{fill}" data-i="{i}" data-j="{j}" data-weight="{data_num(w)}"'
-                       + (' data-masked="true"' if hatched else "") + " data-grid-cell"
-                       + (' tabindex="0"' if (i, j) == stop else "")
-                       + f' data-tip="{tip_row}{esc_q[j]}: {"masked (future token)" if hatched else pct(w)}"/>')
+            out.append(
+                f'<rect class="{"cell is-light" if light else "cell"}" x="{x}" y="{y}" width="{cell}" '
+                f'height="{cell}" fill="{fill}" data-i="{i}" data-j="{j}" data-weight="{data_num(w)}"'
+                + (' data-masked="true"' if hatched else "")
+                + " data-grid-cell"
+                + (' tabindex="0"' if (i, j) == stop else "")
+                + f' data-tip="{tip_row}{esc_q[j]}: {"masked (future token)" if hatched else pct(w)}"/>'
+            )
             if show_numbers and not hatched:
                 shade = "on-light" if light else "on-dark"
-                out.append(f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" '
-                           f'text-anchor="middle" dominant-baseline="central">{esc(percents[j])}</text>')
+                out.append(
+                    f'<text class="cell-value {shade}" x="{x + cell / 2}" y="{y + cell / 2}" '
+                    f'text-anchor="middle" dominant-baseline="central">{esc(percents[j])}</text>'
+                )
     out.append("</g>")
     for i in selected:  # outlines last, over the cells: as the main heatmap draws them
         kind = "query-outline" if i == query else "pinned-outline"
         row = "data-query-row" if i == query else "data-pinned-row"
-        out.append(f'<rect class="{kind}" {row}="{i}" x="{LABEL - 2}" y="{LABEL + i * cell - 1}" '
-                   f'width="{size + 4}" height="{cell + 2}" fill="none"/>')
+        out.append(
+            f'<rect class="{kind}" {row}="{i}" x="{LABEL - 2}" y="{LABEL + i * cell - 1}" '
+            f'width="{size + 4}" height="{cell + 2}" fill="none"/>'
+        )
 
     if multi:  # the selected queries' mean: a summary row under the matrix, labelled as such
         what = f"mean of the {len(selected)} selected queries"
-        out.append(f'<g{attr(class_="mean-row", data_rows="_".join(map(str, selected)))}>'
-                   f'<text class="mean-caption" x="{LABEL}" y="{mean_y - 9}">{esc(what)}</text>'
-                   f'<text class="row-label mean-label" x="{LABEL - 8}" y="{mean_y + cell / 2:.1f}" '
-                   f'text-anchor="end" dominant-baseline="central"><title>{esc(what)}, not a token</title>'
-                   f'mean of {len(selected)}</text>')
+        out.append(
+            f"<g{attr(class_='mean-row', data_rows='_'.join(map(str, selected)))}>"
+            f'<text class="mean-caption" x="{LABEL}" y="{mean_y - 9}">{esc(what)}</text>'
+            f'<text class="row-label mean-label" x="{LABEL - 8}" y="{mean_y + cell / 2:.1f}" '
+            f'text-anchor="end" dominant-baseline="central"><title>{esc(what)}, not a token</title>'
+            f"mean of {len(selected)}</text>"
+        )
         percents = percent_labels(mean) if show_numbers else ()
         for j, w in enumerate(mean):
             x = LABEL + j * cell
             light = text_on(w) != "#fff"
-            rect = attr(class_="mean-cell is-light" if light else "mean-cell", x=x, y=mean_y, width=cell, height=cell,
-                        fill=viridis(w), data_mean_j=j, data_weight=data_num(w),
-                        data_tip=f"{what} → {quoted[j]}: {pct(w)}")
+            rect = attr(
+                class_="mean-cell is-light" if light else "mean-cell",
+                x=x,
+                y=mean_y,
+                width=cell,
+                height=cell,
+                fill=viridis(w),
+                data_mean_j=j,
+                data_weight=data_num(w),
+                data_tip=f"{what} → {quoted[j]}: {pct(w)}",
+            )
             out.append(f"<rect{rect}/>")
             if show_numbers:
-                out.append(f'<text class="cell-value {"on-light" if light else "on-dark"}" x="{x + cell / 2}" '
-                           f'y="{mean_y + cell / 2}" text-anchor="middle" dominant-baseline="central">'
-                           f'{esc(percents[j])}</text>')
+                out.append(
+                    f'<text class="cell-value {"on-light" if light else "on-dark"}" x="{x + cell / 2}" '
+                    f'y="{mean_y + cell / 2}" text-anchor="middle" dominant-baseline="central">'
+                    f"{esc(percents[j])}</text>"
+                )
         out.append("</g>")
-    out.append(weight_legend(LABEL, bottom + 14, max(size, MIN_WIDTH - LABEL - 8), scale_id,
-                             hatch if any_hatched else None, label=scale_label, swatch=72))  # 13 px legend text
+    out.append(
+        weight_legend(
+            LABEL,
+            bottom + 14,
+            max(size, MIN_WIDTH - LABEL - 8),
+            scale_id,
+            hatch if any_hatched else None,
+            label=scale_label,
+            swatch=72,
+        )
+    )  # 13 px legend text
     out.append("</svg>")
     return "".join(out)
 
@@ -174,13 +220,16 @@ def _table(tokens, matrix, selected, query: int, caption: str) -> str:
     if len(selected) > 1:
         cells = "".join(f"<td>{pct(float(w))}</td>" for w in _row_mean(matrix, selected))
         rows.append(f'<tr><th scope="row">mean of the {len(selected)} selected queries</th>{cells}</tr>')
-    return (f'<table class="sr-only"><caption>{esc(caption)}</caption><thead><tr><th scope="col">row \\ column</th>'
-            f'{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    return (
+        f'<table class="sr-only"><caption>{esc(caption)}</caption><thead><tr><th scope="col">row \\ column</th>'
+        f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 # --------------------------------------------------------------------------
 # the sentences in words
 # --------------------------------------------------------------------------
+
 
 def _target(tokens, row, query: int, special, verb: str) -> str:
     """Where one row puts most, in words (plain text): "most to “dog” (34 %)".
@@ -205,8 +254,7 @@ def _target(tokens, row, query: int, special, verb: str) -> str:
 
 def _mean_sentence(tokens, mean, query: int, n_heads: int, layer: int, n_layers: int, special) -> str:
     where = _target(tokens, mean[query].tolist(), query, special, "at")
-    return (f"Averaged over the {n_heads} heads of {_layer_name(layer, n_layers)}, {_q(tokens[query])} "
-            f"looks {where}.")
+    return f"Averaged over the {n_heads} heads of {_layer_name(layer, n_layers)}, {_q(tokens[query])} looks {where}."
 
 
 def _rollout_sentence(tokens, rollout, query: int, layer: int, special) -> str:
@@ -232,10 +280,12 @@ def _ablated_note(run, layer: int) -> str:
     if not off:
         return ""
     names = ", ".join(f"layer {l + 1} head {h + 1}" for l, h in off)
-    return (f'<p class="aggregates-ablated">Switched off: {esc(names)}. Both maps still average over every head '
-            "of their layers, switched-off ones included (as rollout is defined): switching a head off zeroes its "
-            "output, but its attention weights are still computed. What changes is the input of later layers, and "
-            "so their attention.</p>")
+    return (
+        f'<p class="aggregates-ablated">Switched off: {esc(names)}. Both maps still average over every head '
+        "of their layers, switched-off ones included (as rollout is defined): switching a head off zeroes its "
+        "output, but its attention weights are still computed. What changes is the input of later layers, and "
+        "so their attention.</p>"
+    )
 
 
 def _notes(n_layers: int, layer: int, n_heads: int, special_names: str) -> str:
@@ -243,16 +293,23 @@ def _notes(n_layers: int, layer: int, n_heads: int, special_names: str) -> str:
 
     special_names: the model's special tokens, plain text (escaped here)."""
     if n_layers == 1:
-        depth = ("This model has one layer, so its rollout is just ½·(the mean map) + ½·I: the same "
-                 "picture with every row pulled halfway onto its own token. There is nothing to multiply; it "
-                 "shows only what the residual-as-half assumption does.")
+        depth = (
+            "This model has one layer, so its rollout is just ½·(the mean map) + ½·I: the same "
+            "picture with every row pulled halfway onto its own token. There is nothing to multiply; it "
+            "shows only what the residual-as-half assumption does."
+        )
     elif layer == 0:
-        depth = ("Up to layer 1 the rollout is ½·mean + ½·I of layer 1 alone; choose a later layer to see the "
-                 "layers multiply.")
+        depth = (
+            "Up to layer 1 the rollout is ½·mean + ½·I of layer 1 alone; choose a later layer to see the "
+            "layers multiply."
+        )
     else:
         depth = f"Here it multiplies layers 1 to {layer + 1}: Ã<sub>{layer + 1}</sub> ⋯ Ã<sub>1</sub>."
-    sinks = (f"special tokens such as {special_names}, the first tokens or separators" if special_names
-             else "the first tokens or separators")
+    sinks = (
+        f"special tokens such as {special_names}, the first tokens or separators"
+        if special_names
+        else "the first tokens or separators"
+    )
     return (
         '<div class="aggregates-notes">'
         f"<p><strong>What the mean hides.</strong> The mean map averages the {n_heads} heads of the layer, and "
@@ -274,28 +331,32 @@ def _notes(n_layers: int, layer: int, n_heads: int, special_names: str) -> str:
         "prediction and that attention often disagrees with gradient-based importance (see also Wiegreffe &amp; "
         "Pinter 2019, “Attention is not not Explanation”). Switching heads off and watching what changes (the "
         "next panel) is a stronger test.</p>"
-        "</div>")
+        "</div>"
+    )
 
 
 # --------------------------------------------------------------------------
 # the panel
 # --------------------------------------------------------------------------
 
+
 def _summaries(computed):
     """(mean [n, n], rollout [n, n]) of the selected layer; they do not depend on the query."""
-    weights = [t.weights for t in computed.run.layers]           # per layer [n_heads, n, n]
-    mean = np.asarray(core.head_mean(weights[computed.layer]), dtype=np.float64)                 # [n, n]
+    weights = [t.weights for t in computed.run.layers]  # per layer [n_heads, n, n]
+    mean = np.asarray(core.head_mean(weights[computed.layer]), dtype=np.float64)  # [n, n]
     rollout = np.asarray(core.attention_rollout(weights, upto=computed.layer), dtype=np.float64)  # [n, n]
     return mean, rollout
 
 
 def _arias(n_heads: int, where: str, words: str, mean_row: str) -> tuple[str, str]:
     """The two maps' accessible names (mean, rollout)."""
-    return (f"Heatmap: mean attention over the {n_heads} heads of {where}; rows are queries, columns are "
-            f"keys, each row sums to 100 %. Outlined: {words}.{mean_row}",
-            f"Heatmap: attention rollout up to {where} (Abnar & Zuidema 2020); row i is how much of token i "
-            f"after that layer traces back to each input token, each row sums to 100 %. Outlined: "
-            f"{words}.{mean_row}")
+    return (
+        f"Heatmap: mean attention over the {n_heads} heads of {where}; rows are queries, columns are "
+        f"keys, each row sums to 100 %. Outlined: {words}.{mean_row}",
+        f"Heatmap: attention rollout up to {where} (Abnar & Zuidema 2020); row i is how much of token i "
+        f"after that layer traces back to each input token, each row sums to 100 %. Outlined: "
+        f"{words}.{mean_row}",
+    )
 
 
 # Another query changes which row is outlined and what the sentences say, not the maps: with no pinned
@@ -322,18 +383,29 @@ def render_patch(state, computed) -> list[dict]:
     for view, matrix, aria in (("attention-mean", mean, arias[0]), ("attention-rollout", rollout, arias[1])):
         svg = f'svg[data-view="{view}"]'
         stop = max(range(n), key=lambda j: matrix[q][j])
-        ops += [patch_op(svg, [q], attr="data-query"), patch_op(svg, [q], attr="data-selected"),
-                patch_op(svg, [aria], attr="aria-label"),
-                {"sel": f"{svg} text.col-label", "toggle": "is-query", "values": [str(int(j == q)) for j in range(n)]},
-                {"sel": f"{svg} text.row-label", "toggle": "is-query", "values": [str(int(i == q)) for i in range(n)]},
-                {"sel": f"{svg} rect.cell[tabindex]", "remove": "tabindex"},
-                patch_op(f'{svg} rect.cell[data-i="{q}"][data-j="{stop}"]', ["0"], attr="tabindex"),
-                patch_op(f"{svg} rect.query-outline", [q], attr="data-query-row"),
-                patch_op(f"{svg} rect.query-outline", [LABEL + q * cell_size(n) - 1], attr="y")]
-    ops += [patch_op("table.sr-only tbody th", [f"{tokens[q]} (the query)"] * 2, text=True),
-            patch_op("table.sr-only td", [pct(float(w)) for m in (mean, rollout) for w in m[q]], text=True),
-            patch_op("p.aggregates-says", [_mean_sentence(tokens, mean, q, n_heads, layer, len(run.layers), special),
-                                          _rollout_sentence(tokens, rollout, q, layer, special)], text=True)]
+        ops += [
+            patch_op(svg, [q], attr="data-query"),
+            patch_op(svg, [q], attr="data-selected"),
+            patch_op(svg, [aria], attr="aria-label"),
+            {"sel": f"{svg} text.col-label", "toggle": "is-query", "values": [str(int(j == q)) for j in range(n)]},
+            {"sel": f"{svg} text.row-label", "toggle": "is-query", "values": [str(int(i == q)) for i in range(n)]},
+            {"sel": f"{svg} rect.cell[tabindex]", "remove": "tabindex"},
+            patch_op(f'{svg} rect.cell[data-i="{q}"][data-j="{stop}"]', ["0"], attr="tabindex"),
+            patch_op(f"{svg} rect.query-outline", [q], attr="data-query-row"),
+            patch_op(f"{svg} rect.query-outline", [LABEL + q * cell_size(n) - 1], attr="y"),
+        ]
+    ops += [
+        patch_op("table.sr-only tbody th", [f"{tokens[q]} (the query)"] * 2, text=True),
+        patch_op("table.sr-only td", [pct(float(w)) for m in (mean, rollout) for w in m[q]], text=True),
+        patch_op(
+            "p.aggregates-says",
+            [
+                _mean_sentence(tokens, mean, q, n_heads, layer, len(run.layers), special),
+                _rollout_sentence(tokens, rollout, q, layer, special),
+            ],
+            text=True,
+        ),
+    ]
     return ops
 
 
@@ -342,35 +414,68 @@ def render(state, computed) -> str:
     run, tokens = computed.run, computed.tokens
     n, layer, n_layers = len(tokens), computed.layer, len(run.layers)
     n_heads = int(run.layers[layer].weights.shape[0])
-    mean, rollout = _summaries(computed)                         # [n, n] each
-    mask = computed.trace.mask                                   # [n, n] bool, the same for every layer
+    mean, rollout = _summaries(computed)  # [n, n] each
+    mask = computed.trace.mask  # [n, n] bool, the same for every layer
     query = state.query
     selected = tuple(i for i in state.queries if 0 <= i < n)
     special = tuple(run.special)
     words = ", ".join(f"{_q(tokens[i])} ({i})" for i in selected)  # with positions: a word can repeat
-    meta = {"data_layer": layer, "data_model": state.model, "data_tokens": json.dumps(list(tokens), ensure_ascii=False),
-            "data_special": json.dumps(list(special))}
+    meta = {
+        "data_layer": layer,
+        "data_model": state.model,
+        "data_tokens": json.dumps(list(tokens), ensure_ascii=False),
+        "data_special": json.dumps(list(special)),
+    }
     mean_row = f" A last row is the mean of the {len(selected)} selected queries." if len(selected) > 1 else ""
     where = _layer_name(layer, n_layers)
     special_names = " and ".join(dict.fromkeys(tokens[k] for k in special))  # "[CLS] and [SEP]"
 
     mean_aria, roll_aria = _arias(n_heads, where, words, mean_row)
-    mean_svg = _heatmap("attention-mean", tokens, mean, mask, selected, query, aria=mean_aria,
-                        scale_label="mean weight", meta=meta, special=special)
-    roll_svg = _heatmap("attention-rollout", tokens, rollout, mask, selected, query, aria=roll_aria,
-                        scale_label="share traced back", meta=meta, special=special)
+    mean_svg = _heatmap(
+        "attention-mean",
+        tokens,
+        mean,
+        mask,
+        selected,
+        query,
+        aria=mean_aria,
+        scale_label="mean weight",
+        meta=meta,
+        special=special,
+    )
+    roll_svg = _heatmap(
+        "attention-rollout",
+        tokens,
+        rollout,
+        mask,
+        selected,
+        query,
+        aria=roll_aria,
+        scale_label="share traced back",
+        meta=meta,
+        special=special,
+    )
     mean_title = f"Mean over the {n_heads} heads of {where}"
-    roll_title = (f"Rollout up to {where}" if n_layers > 1 else "Rollout of the one layer: ½·mean + ½·I")
+    roll_title = f"Rollout up to {where}" if n_layers > 1 else "Rollout of the one layer: ½·mean + ½·I"
     mean_table = _table(tokens, mean, selected, query, f"{mean_title}: the selected query rows, in percent per key.")
-    roll_table = _table(tokens, rollout, selected, query,
-                        f"{roll_title}: the selected rows, in percent traced back to each input token.")
+    roll_table = _table(
+        tokens,
+        rollout,
+        selected,
+        query,
+        f"{roll_title}: the selected rows, in percent traced back to each input token.",
+    )
     mean_says = _mean_sentence(tokens, mean, query, n_heads, layer, n_layers, special)
     roll_says = _rollout_sentence(tokens, rollout, query, layer, special)
-    says = (f'<p class="aggregates-says" data-says="mean">{esc(mean_says)}</p>'
-            f'<p class="aggregates-says" data-says="rollout">{esc(roll_says)}</p>')
+    says = (
+        f'<p class="aggregates-says" data-says="mean">{esc(mean_says)}</p>'
+        f'<p class="aggregates-says" data-says="rollout">{esc(roll_says)}</p>'
+    )
     if len(selected) > 1:
-        says += (f'<p class="aggregates-pinned">Outlined rows: {esc(words)}. The row under each map is the mean '
-                 f"of these {len(selected)} selected queries, not a token.</p>")
+        says += (
+            f'<p class="aggregates-pinned">Outlined rows: {esc(words)}. The row under each map is the mean '
+            f"of these {len(selected)} selected queries, not a token.</p>"
+        )
     # side by side only when both fit at a readable size (the svg's min-width): each figure's flex-basis
     basis = f"flex-basis:{round(_map_width(n) * MIN_SCALE)}px"
     return (
@@ -381,7 +486,8 @@ def render(state, computed) -> str:
         f'<figure class="aggregates-map" style="{basis}"><figcaption>{esc(roll_title)}</figcaption>'
         f'<div class="figure">{roll_svg}</div>{roll_table}</figure>'
         "</div>"
-        f'{rounding_paragraph() if shows_numbers(n) else ""}'  # one note for both maps: they share n
+        f"{rounding_paragraph() if shows_numbers(n) else ''}"  # one note for both maps: they share n
         f"{says}{_ablated_note(run, layer)}"
         f"{_notes(n_layers, layer, n_heads, special_names)}"
-        "</div>")
+        "</div>"
+    )

@@ -1,16 +1,27 @@
-"""A colour-blind-safe sequential scale (viridis) for weights in [0, 1].
+"""The page's colour scales: viridis for weights in [0, 1], a hue per head, and the diverging scale for
+signed values (as CSS classes, or as fixed colours for markup that paints them itself).
 
 Viridis is perceptually uniform and readable with the common colour-vision
 deficiencies and in greyscale. Eleven anchors from matplotlib's table,
 linearly interpolated.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 _VIRIDIS = (  # (r, g, b) at 0.0, 0.1, ..., 1.0
-    (68, 1, 84), (72, 36, 117), (65, 68, 135), (53, 95, 141), (42, 120, 142), (33, 145, 140),
-    (34, 168, 132), (68, 191, 112), (122, 209, 81), (189, 223, 38), (253, 231, 37),
+    (68, 1, 84),
+    (72, 36, 117),
+    (65, 68, 135),
+    (53, 95, 141),
+    (42, 120, 142),
+    (33, 145, 140),
+    (34, 168, 132),
+    (68, 191, 112),
+    (122, 209, 81),
+    (189, 223, 38),
+    (253, 231, 37),
 )
 
 
@@ -51,8 +62,8 @@ HEAD_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
 # blue for positive, orange for negative (Okabe & Ito; distinct for the common colour-vision
 # deficiencies), magnitude as opacity so 0 fades into the background in light and dark mode.
 # CSS: var(--sign-pos) / var(--sign-neg) (site/style.css); markup with fixed colours: these.
-SIGN_POS_RGB = (0, 114, 178)   # #0072b2
-SIGN_NEG_RGB = (230, 159, 0)   # #e69f00
+SIGN_POS_RGB = (0, 114, 178)  # #0072b2
+SIGN_NEG_RGB = (230, 159, 0)  # #e69f00
 
 
 def signed_strength(value: float, limit: float) -> tuple[str, float]:
@@ -61,3 +72,35 @@ def signed_strength(value: float, limit: float) -> tuple[str, float]:
     if not (limit > 0) or value != value:  # no scale, or NaN
         return "pos", 0.0
     return ("neg" if value < 0 else "pos"), min(1.0, abs(value) / limit)
+
+
+def diverging(value: float, limit: float) -> tuple[str, float]:
+    """(css class, opacity) for a signed value on a scale of ±limit, centred on 0.
+
+    The class picks the hue (dv-pos blue, dv-neg orange; their exact colours
+    switch with the colour scheme in css/routing.css); the opacity is |value| /
+    limit, clamped to [0, 1], so 0 is fully transparent.
+    """
+    sign, strength = signed_strength(value, limit)
+    return "dv-" + sign, strength
+
+
+# The same scale with fixed colours, for markup that paints them itself (the LayerNorm and FFN panels'
+# bars and grids): one hue per sign, magnitude as opacity, fading into whatever is behind, so 0 is the
+# card colour in light *and* dark mode. Both hues keep a contrast of about 4:1 against white and
+# against the dark card.
+MIN_ALPHA = 0.08  # a value of exactly 0 is still a faint mark
+
+
+def diverging_paint(t: float) -> tuple[str, float]:
+    """(hex colour, opacity) for t in [-1, 1] (clamped): the colour says the sign, the opacity the size."""
+    t = min(1.0, max(-1.0, float(t)))
+    rgb = SIGN_POS_RGB if t >= 0 else SIGN_NEG_RGB
+    return "#" + "".join(f"{c:02x}" for c in rgb), MIN_ALPHA + (1.0 - MIN_ALPHA) * abs(t)
+
+
+def diverging_rgba(t: float) -> str:
+    """The same as a CSS colour, rgba(...), for HTML backgrounds."""
+    t = min(1.0, max(-1.0, float(t)))
+    r, g, b = SIGN_POS_RGB if t >= 0 else SIGN_NEG_RGB
+    return f"rgba({r}, {g}, {b}, {MIN_ALPHA + (1.0 - MIN_ALPHA) * abs(t):.2f})"

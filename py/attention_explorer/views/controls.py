@@ -5,6 +5,7 @@ reader's caret and focus are never disturbed; the worker only sends new values
 for it (`control_values`). The token chips are a separate, live panel.
 Every control carries data-event: the bridge forwards {type: data-event, value}.
 """
+
 from __future__ import annotations
 
 from ..fields import ACTIVATIONS, BY_NAME, FIELDS
@@ -64,11 +65,17 @@ def model_form(state, model, models) -> dict:
 
     {"options": {id: [[value, label], ...]}, "text": {id: text}, "marker": {"dk-scale": percent}}
     """
-    return {"options": {k: [list(o) for o in v] for k, v in _choice_lists(state, model, models).items()},
-            "text": {"max-tokens": str(model.max_tokens), "dk-true": _dk_true_text(model), "dk-d": str(model.d_k),
-                     "demo-dk-model": str(model.d_k),  # the √d_k demo's hint (why.MODEL_DK_ID), also drawn once
-                     "model-about": model.about},
-            "marker": {"dk-scale": round(_dk_marker_pct(model), 2)}}
+    return {
+        "options": {k: [list(o) for o in v] for k, v in _choice_lists(state, model, models).items()},
+        "text": {
+            "max-tokens": str(model.max_tokens),
+            "dk-true": _dk_true_text(model),
+            "dk-d": str(model.d_k),
+            "demo-dk-model": str(model.d_k),  # the √d_k demo's hint (why.MODEL_DK_ID), also drawn once
+            "model-about": model.about,
+        },
+        "marker": {"dk-scale": round(_dk_marker_pct(model), 2)},
+    }
 
 
 def render_sentence(state, model) -> str:
@@ -76,7 +83,8 @@ def render_sentence(state, model) -> str:
     return f"""
 <form class="sentence-form" autocomplete="off" onsubmit="return false">
   <div class="field">
-    <label for="tokens">Sentence <span class="hint">(at most <span id="max-tokens">{model.max_tokens}</span> tokens; click a token below to make it the query)</span></label>
+    <label for="tokens">Sentence <span class="hint">(at most <span id="max-tokens">{model.max_tokens}</span> tokens; \
+click a token below to make it the query)</span></label>
     <input id="tokens" name="tokens" type="text" data-event="set_text" spellcheck="false"
            maxlength="2000" value="{esc(state.text)}" aria-describedby="input-message">
     <p id="input-message" class="input-message" role="status" aria-live="polite"></p>
@@ -94,20 +102,25 @@ def render_controls(state, model, models) -> str:
     head_options = _options(lists["head"], str(state.head))
     act_options = _options(lists["activation"], state.activation)
     # the prompt is the selected, disabled first option until a preset is chosen
-    preset_options = "".join(f"<option{attr(value=v, disabled=not v, selected=not v)}>{esc(label)}</option>"
-                             for v, label in lists["preset"])
+    preset_options = "".join(
+        f"<option{attr(value=v, disabled=not v, selected=not v)}>{esc(label)}</option>" for v, label in lists["preset"]
+    )
     return f"""
 <form class="controls" id="controls" autocomplete="off" onsubmit="return false">
   <div class="field">
-    <label for="temperature">Temperature <var>T</var> = <output id="temperature-out" for="temperature">{num(state.temperature, 2)}</output></label>
-    <input id="temperature" type="range" data-event="set_temperature" min="{lo_t:g}" max="{hi_t:g}" step="{BY_NAME['temperature'].step:g}"
+    <label for="temperature">Temperature <var>T</var> = <output id="temperature-out" \
+for="temperature">{num(state.temperature, 2)}</output></label>
+    <input id="temperature" type="range" data-event="set_temperature" min="{lo_t:g}" max="{hi_t:g}" \
+step="{BY_NAME["temperature"].step:g}"
            value="{state.temperature:g}" aria-describedby="t-limits">
     <span id="t-limits" class="hint">T → 0: all weight on the top score · T → ∞: even, 1/n each</span>
   </div>
   <div class="field">
-    <label for="dk-scale">Scale <math><msqrt><msub><mi>d</mi><mi>k</mi></msub></msqrt></math> = <output id="dk-scale-out" for="dk-scale">{num(state.dk_scale, 1)}</output></label>
+    <label for="dk-scale">Scale <math><msqrt><msub><mi>d</mi><mi>k</mi></msub></msqrt></math> = <output \
+id="dk-scale-out" for="dk-scale">{num(state.dk_scale, 1)}</output></label>
     <div class="range-with-marker" style="--marker: {_dk_marker_pct(model):.2f}%">
-      <input id="dk-scale" type="range" data-event="set_dk_scale" min="{lo_d:g}" max="{hi_d:g}" step="{BY_NAME['dk_scale'].step:g}"
+      <input id="dk-scale" type="range" data-event="set_dk_scale" min="{lo_d:g}" max="{hi_d:g}" \
+step="{BY_NAME["dk_scale"].step:g}"
              value="{state.dk_scale:g}" aria-describedby="dk-true">
       <span class="range-marker" aria-hidden="true"></span>
     </div>
@@ -118,7 +131,8 @@ def render_controls(state, model, models) -> str:
     <p>Every score is divided by √d_k·<var>T</var> before the softmax. Only that product matters, so the
       two sliders do the same thing: a smaller product sharpens the weights towards the strongest key,
       a larger one evens them out.</p>
-    <p>In a real model √d_k is fixed by the width of its heads (here d_k = <span id="dk-d">{model.d_k}</span>): it keeps scores
+    <p>In a real model √d_k is fixed by the width of its heads \
+(here d_k = <span id="dk-d">{model.d_k}</span>): it keeps scores
       from growing with d_k (see “Why divide by √d_k?”). <var>T</var> is the knob people do turn: to sample
       text more or less adventurously, or to soften a teacher's outputs when distilling a model. A trained
       model is run at <var>T</var> = 1.</p>
@@ -165,16 +179,36 @@ def _special_role(i: int, n: int) -> str:
 
 
 def _chip(i: int, token: str, n: int, query: int, special: bool, pinned: bool = False, guessed: bool = False) -> str:
-    classes = ("chip" + (" is-query" if i == query else "") + (" is-pinned" if pinned and i != query else "")
-               + (" is-special" if special else "") + (" is-guessed" if guessed else ""))
+    classes = (
+        "chip"
+        + (" is-query" if i == query else "")
+        + (" is-pinned" if pinned and i != query else "")
+        + (" is-special" if special else "")
+        + (" is-guessed" if guessed else "")
+    )
     what = f"{_special_role(i, n)} (special, not a word of the sentence)" if special else ""
     # said in hidden text, not aria-label: the accessible name must contain the visible "0<s>" as well
     said = f'<span class="sr-only">{esc(what)}: </span>' if special else ""
     pin = '<span class="sr-only"> (pinned)</span>' if pinned and i != query else ""
 
     # Shift/Ctrl-click or Shift+Enter pins it as one more query (the bridge sends data-pin-event, toggling it)
-    return (f'<button type="button"{attr(class_=classes, data_event="set_query", data_token_index=i, data_pin_event="set_pinned", aria_pressed="true" if i == query or pinned else "false", data_special=special or None, title=f"{token}: {what}" if special else f"{token}: not in the lexicon, its features guessed" if guessed else None)}>'
-            f'<span class="chip-index">{i}</span>{said}{esc(token)}{pin}</button>')
+    return (
+        '<button type="button"'
+        + attr(
+            class_=classes,
+            data_event="set_query",
+            data_token_index=i,
+            data_pin_event="set_pinned",
+            aria_pressed="true" if i == query or pinned else "false",
+            data_special=special or None,
+            title=f"{token}: {what}"
+            if special
+            else f"{token}: not in the lexicon, its features guessed"
+            if guessed
+            else None,
+        )
+        + f'><span class="chip-index">{i}</span>{said}{esc(token)}{pin}</button>'
+    )
 
 
 def _token_count(toks, special) -> str:
@@ -192,20 +226,25 @@ def render_token_chips(state, computed) -> str:
     """The tokens as clickable chips; the query chip is pressed; special tokens are marked and named."""
     toks, special, pinned = computed.tokens, set(computed.run.special), set(state.pinned)
     guessed = _guessed(computed)
-    chips = "".join(_chip(i, t, len(toks), state.query, i in special, i in pinned, i in guessed)
-                    for i, t in enumerate(toks))
+    chips = "".join(
+        _chip(i, t, len(toks), state.query, i in special, i in pinned, i in guessed) for i, t in enumerate(toks)
+    )
     extra = sorted(pinned - {state.query})
     if extra:
         names = ", ".join(f"{toks[i]} ({i})" for i in extra)
-        selection = (f' + pinned: {esc(names)}: the heatmap adds the mean of these {len(extra) + 1} rows '
-                     f'<button type="button" class="unpin" data-event="set_pinned" data-value="">Unpin all</button>')
+        selection = (
+            f" + pinned: {esc(names)}: the heatmap adds the mean of these {len(extra) + 1} rows "
+            f'<button type="button" class="unpin" data-event="set_pinned" data-value="">Unpin all</button>'
+        )
     else:
         selection = ""
-    return (f'<div class="chips" role="group" aria-label="Tokens: choose the query (Shift-click or Shift+Enter '
-            f'pins more)">{chips}</div>'
-            f'<p class="token-count" data-token-count="{len(toks)}">{esc(_token_count(toks, special))} · query: '
-            f'<strong>{esc(toks[state.query])}</strong> (position {state.query}){selection}</p>'
-            f'{tokenisation_note(state, computed)}')
+    return (
+        f'<div class="chips" role="group" aria-label="Tokens: choose the query (Shift-click or Shift+Enter '
+        f'pins more)">{chips}</div>'
+        f'<p class="token-count" data-token-count="{len(toks)}">{esc(_token_count(toks, special))} · query: '
+        f"<strong>{esc(toks[state.query])}</strong> (position {state.query}){selection}</p>"
+        f"{tokenisation_note(state, computed)}"
+    )
 
 
 GUESSED = "guessed from spelling"  # the designed model's tag for a word its lexicon lacks
@@ -225,33 +264,54 @@ def tokenisation_note(state, computed) -> str:
     if computed.embedding.learned:
         pieces = [t for t in toks if t.startswith("##")]
         if pieces:
-            notes.append(f"“##” marks a piece that continues the word before it ({', '.join(pieces[:3])}): the "
-                         "model's vocabulary has no entry for a rarer word as a whole, so it is split into "
-                         "pieces it has.")
+            notes.append(
+                f"“##” marks a piece that continues the word before it ({', '.join(pieces[:3])}): the "
+                "model's vocabulary has no entry for a rarer word as a whole, so it is split into "
+                "pieces it has."
+            )
         if "[UNK]" in toks:
-            notes.append("[UNK] is a sign the vocabulary lacks (an emoji, a rare script): the model sees only "
-                         "“unknown”, nothing of what it was.")
+            notes.append(
+                "[UNK] is a sign the vocabulary lacks (an emoji, a rare script): the model sees only "
+                "“unknown”, nothing of what it was."
+            )
         text = state.text
         accents = any(unicodedata.category(c) == "Mn" for c in unicodedata.normalize("NFD", text))
         if any(c.isupper() for c in text) or accents:
-            notes.append("This model lowercases the text" + (" and drops accents (é becomes e)" if accents else "")
-                         + " before splitting it: it was trained that way (uncased), so “The” and “the” are one "
-                         "token to it.")
+            notes.append(
+                "This model lowercases the text"
+                + (" and drops accents (é becomes e)" if accents else "")
+                + " before splitting it: it was trained that way (uncased), so “The” and “the” are one "
+                "token to it."
+            )
     else:
         guessed = [toks[i] for i in sorted(_guessed(computed))]
         if guessed:
             shown = ", ".join(f"“{t}”" for t in guessed[:4]) + ("…" if len(guessed) > 4 else "")
-            notes.append(f"{shown} {'is' if len(guessed) == 1 else 'are'} not in this model's small English "
-                         "lexicon: the features marked ? are guesses from the spelling (often “noun, "
-                         "singular”), so its heads may treat these words wrongly. Its words and grammar are "
-                         "English only.")
+            notes.append(
+                f"{shown} {'is' if len(guessed) == 1 else 'are'} not in this model's small English "
+                "lexicon: the features marked ? are guesses from the spelling (often “noun, "
+                "singular”), so its heads may treat these words wrongly. Its words and grammar are "
+                "English only."
+            )
     return "".join(f'<p class="token-note">{esc(n)}</p>' for n in notes)
 
 
 def render_pair_input(state) -> str:
     """The second sentence's input (static markup outside the re-rendered pair panel, as #tokens)."""
-    return (f'<div class="field pair-field"><label for="pair-text">Second sentence</label>'
-            f'<input{attr(id="pair-text", type="text", data_event="set_pair_text", value=state.pair_text, autocomplete="off", spellcheck="false", placeholder="e.g. the first sentence with one word changed", aria_describedby="pair-hint pair-text-message")}>'
-            f'<span id="pair-hint" class="hint">Shown beside the first sentence with the same head; '
-            f'empty it to close the pair.</span>'
-            f'<p id="pair-text-message" class="input-message" role="status" aria-live="polite"></p></div>')
+    return (
+        '<div class="field pair-field"><label for="pair-text">Second sentence</label>'
+        "<input"
+        + attr(
+            id="pair-text",
+            type="text",
+            data_event="set_pair_text",
+            value=state.pair_text,
+            autocomplete="off",
+            spellcheck="false",
+            placeholder="e.g. the first sentence with one word changed",
+            aria_describedby="pair-hint pair-text-message",
+        )
+        + '><span id="pair-hint" class="hint">Shown beside the first sentence with the same head; '
+        "empty it to close the pair.</span>"
+        '<p id="pair-text-message" class="input-message" role="status" aria-live="polite"></p></div>'
+    )

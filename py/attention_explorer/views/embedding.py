@@ -23,16 +23,14 @@ of ~250 KB of markup per redraw. Its numbers are one click away: a row label
 makes that token the query, and the query's row is drawn below as a strip
 with a tooltip on every cell.
 """
-from __future__ import annotations
 
-import base64
-import struct
-import zlib
+from __future__ import annotations
 
 import numpy as np
 
 from . import math as m
 from .colors import signed_strength
+from .drawing import legend_html, signed_heatmap_layers
 from .markup import attr, data_num, esc, num, subscript, table_on_request
 
 # The hues themselves are CSS variables (site/css/why.css: --why-pos blue, --why-neg orange, the
@@ -43,126 +41,116 @@ from .markup import attr, data_num, esc, num, subscript, table_on_request
 # shared pieces: the signed colour scale and a strip of cells (also used by why.py)
 # --------------------------------------------------------------------------
 
+
 def signed_fill(value: float, vmax: float) -> tuple[str, float]:
     """(class "pos"/"neg", opacity) for a signed value on a symmetric scale [−vmax, vmax]."""
     return signed_strength(value, vmax)
 
 
-def strip_svg(values, tips, *, label: str, vmax: float, grid_row: int | None = 0, cls: str = "",
-              first_focus: int = 0, meta: dict | None = None, spans=None) -> str:
+def strip_svg(
+    values,
+    tips,
+    *,
+    label: str,
+    vmax: float,
+    grid_row: int | None = 0,
+    cls: str = "",
+    first_focus: int = 0,
+    meta: dict | None = None,
+    spans=None,
+) -> str:
     """A horizontal strip of cells, one per value ([k] -> markup), stretched to the container width.
 
     tips[c] is the tooltip of cell c (None: no tooltip, not focusable). With grid_row set, the
     strip is its own roving-tabindex grid (the svg is [data-grid]; cells are data-grid-cell with
-    data-i=grid_row, data-j=c): one Tab stop, arrow keys walk the cells. spans, if given, is a list of (start, stop) cell ranges drawn
-    as one wider cell each (runs of zeros); values/tips then index those runs.
+    data-i=grid_row, data-j=c): one Tab stop, arrow keys walk the cells. spans, if given, is a list of
+    (start, stop) cell ranges drawn as one wider cell each (runs of zeros); values/tips then index those runs.
     """
     spans = spans or [(c, c + 1) for c in range(len(values))]
     width = spans[-1][1] if spans else 0
-    out = [f'<svg{attr(class_=("strip " + cls).strip(), viewBox=f"0 0 {width} 1", preserveAspectRatio="none", role="img", aria_label=label, data_grid=grid_row is not None, **(meta or {}))}>'
-           f'<rect class="strip-bg" x="0" y="0" width="{width}" height="1"/>']
+    out = [
+        "<svg"
+        + attr(
+            class_=("strip " + cls).strip(),
+            viewBox=f"0 0 {width} 1",
+            preserveAspectRatio="none",
+            role="img",
+            aria_label=label,
+            data_grid=grid_row is not None,
+            **(meta or {}),
+        )
+        + f'><rect class="strip-bg" x="0" y="0" width="{width}" height="1"/>'
+    ]
     for c, ((start, stop), value, tip) in enumerate(zip(spans, values, tips)):
         sign, alpha = signed_fill(value, vmax)
         if tip is None and alpha == 0:
             continue  # invisible and silent: leave it out of the markup
         focus = None if tip is None else ("0" if c == first_focus else "-1")
         grid = tip is not None and grid_row is not None
-        out.append(f'<rect{attr(class_=f"strip-cell {sign}", x=start, width=stop - start, height=1, fill_opacity=f"{alpha:.3f}", data_value=data_num(value), data_dims=f"{start}-{stop - 1}" if stop - start > 1 else None, data_tip=tip, tabindex=focus, data_grid_cell=grid, data_i=grid_row if grid else None, data_j=c if grid else None)}/>')
+        out.append(
+            "<rect"
+            + attr(
+                class_=f"strip-cell {sign}",
+                x=start,
+                width=stop - start,
+                height=1,
+                fill_opacity=f"{alpha:.3f}",
+                data_value=data_num(value),
+                data_dims=f"{start}-{stop - 1}" if stop - start > 1 else None,
+                data_tip=tip,
+                tabindex=focus,
+                data_grid_cell=grid,
+                data_i=grid_row if grid else None,
+                data_j=c if grid else None,
+            )
+            + "/>"
+        )
     out.append("</svg>")
     return "".join(out)
-
-
-def legend_html(lo_label: str = "−1", hi_label: str = "+1") -> str:
-    """The diverging scale's legend: orange negative, transparent zero, blue positive."""
-    return (f'<div class="signed-legend" aria-hidden="true"><span>{esc(lo_label)}</span>'
-            f'<span class="signed-legend-bar"></span>'
-            f'<span>{esc(hi_label)}</span></div>')
-
-
-# --------------------------------------------------------------------------
-# the positions × dimensions heatmap as two tiny greyscale PNG masks
-# --------------------------------------------------------------------------
-
-def png_alpha(levels: np.ndarray, effort: int = 9) -> bytes:  # [h, w] uint8 -> PNG file bytes: white, alpha = levels
-    # effort: zlib's level; 9 packs a noisy picture tightest, a lower one is several times faster on large ones
-    h, w = levels.shape
-    pixels = np.stack([np.full_like(levels, 255), levels], axis=-1)  # [h, w, 2] grey + alpha
-    raw = b"".join(b"\x00" + pixels[r].tobytes() for r in range(h))  # filter type 0 per scanline
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 4, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, effort)) + chunk(b"IEND", b""))
-
-
-def png_alpha16(levels: np.ndarray, effort: int = 9) -> bytes:  # [h, w] uint8 -> PNG file bytes, 4 bits a pixel
-    """As png_alpha, with the opacity rounded to 16 steps: a palette of 16 whites whose transparency
-    (tRNS) is 0, 17, …, 255, four bits a pixel. A quarter of png_alpha's raw data, so charts that are
-    mostly flat runs (bars) pack small and fast; the steps are finer than the eye tells apart."""
-    h, w = levels.shape
-    index = np.round(np.asarray(levels, dtype=np.float64) / 17.0).astype(np.uint8)  # [h, w] 0..15
-    if w % 2:
-        index = np.concatenate([index, np.zeros((h, 1), np.uint8)], axis=1)
-    packed = (index[:, 0::2] << 4) | index[:, 1::2]  # [h, ceil(w/2)] two pixels a byte, high nibble first
-    raw = b"".join(b"\x00" + packed[r].tobytes() for r in range(h))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 4, 3, 0, 0, 0))
-            + chunk(b"PLTE", b"\xff\xff\xff" * 16) + chunk(b"tRNS", bytes(range(0, 256, 17)))
-            + chunk(b"IDAT", zlib.compress(raw, effort)) + chunk(b"IEND", b""))
-
-
-def signed_masks(values, vmax: float) -> tuple[np.ndarray, np.ndarray]:  # [h, w] -> ([h, w], [h, w]) uint8
-    """Opacity levels 0..255 of the positive and the negative cells (as signed_fill, per pixel)."""
-    v = np.asarray(values, dtype=np.float64)
-    level = np.round(255 * np.clip(np.abs(v) / vmax, 0.0, 1.0)) if vmax > 0 else np.zeros_like(v)
-    return (np.where(v > 0, level, 0).astype(np.uint8), np.where(v < 0, level, 0).astype(np.uint8))
-
-
-def _data_uri(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-
-
-def mask_layers(masks, id_prefix: str, width: float, height: float, png=png_alpha) -> str:
-    """SVG: a blue rect masked by masks[0] (opacity levels [h, w]) over an orange one masked by masks[1].
-
-    The colours stay CSS variables (dark mode works); the masks act through their alpha channel
-    (mask-type: alpha), so no colour-space conversion touches them. png: how a mask is written
-    (png_alpha; png_alpha16 for large, mostly flat pictures)."""
-    out = []
-    for sign, levels in zip(("pos", "neg"), masks):
-        mid = f"{id_prefix}-{sign}"
-        out.append(f'<mask id="{mid}" maskUnits="userSpaceOnUse" x="0" y="0" width="{width}" height="{height}" style="mask-type: alpha">'
-                   f'<image class="pixelated" href="{_data_uri(png(levels))}" x="0" y="0" width="{width}" '
-                   f'height="{height}" preserveAspectRatio="none" data-sign="{sign}"/></mask>'
-                   f'<rect class="heat {sign}" x="0" y="0" width="{width}" height="{height}" mask="url(#{mid})"/>')
-    return "".join(out)
-
-
-def signed_heatmap_layers(values, vmax: float, id_prefix: str, width: float, height: float) -> str:
-    """SVG: a blue rect masked by |positive values| over an orange one masked by |negative values|,
-    one pixel per cell (signed_masks on the scale ±vmax)."""
-    return mask_layers(signed_masks(values, vmax), id_prefix, width, height)
 
 
 # --------------------------------------------------------------------------
 # the panel
 # --------------------------------------------------------------------------
 
+
 def _formulas() -> str:
     pe_arg = m.frac(m.mi("pos"), m.sup(m.mn("10000"), m.row(m.mn("2"), m.mi("k"), m.mo("/"), m.mi("d"))))
-    x_i = m.math(m.row(m.indexed("x", "i"), m.mo("="), m.mi("e"), m.paren(m.indexed("token", "i")), m.mo("+"),
-                       m.mi("PE"), m.paren(m.mi("i"))), display="block",
-                 label="x_i equals e of token_i plus PE of i")
-    pe_sin = m.math(m.row(m.mi("PE"), m.paren(m.row(m.mi("pos"), m.mo(","), m.mn("2"), m.mi("k"))), m.mo("="),
-                          m.mi("sin"), m.paren(pe_arg)), display="block",
-                    label="PE of pos, 2k equals sine of pos over 10000 to the power 2k over d")
-    pe_cos = m.math(m.row(m.mi("PE"), m.paren(m.row(m.mi("pos"), m.mo(","), m.mn("2"), m.mi("k"), m.mo("+"), m.mn("1"))),
-                          m.mo("="), m.mi("cos"), m.paren(pe_arg)), display="block",
-                    label="PE of pos, 2k plus 1 equals cosine of the same angle")
+    x_i = m.math(
+        m.row(
+            m.indexed("x", "i"),
+            m.mo("="),
+            m.mi("e"),
+            m.paren(m.indexed("token", "i")),
+            m.mo("+"),
+            m.mi("PE"),
+            m.paren(m.mi("i")),
+        ),
+        display="block",
+        label="x_i equals e of token_i plus PE of i",
+    )
+    pe_sin = m.math(
+        m.row(
+            m.mi("PE"),
+            m.paren(m.row(m.mi("pos"), m.mo(","), m.mn("2"), m.mi("k"))),
+            m.mo("="),
+            m.mi("sin"),
+            m.paren(pe_arg),
+        ),
+        display="block",
+        label="PE of pos, 2k equals sine of pos over 10000 to the power 2k over d",
+    )
+    pe_cos = m.math(
+        m.row(
+            m.mi("PE"),
+            m.paren(m.row(m.mi("pos"), m.mo(","), m.mn("2"), m.mi("k"), m.mo("+"), m.mn("1"))),
+            m.mo("="),
+            m.mi("cos"),
+            m.paren(pe_arg),
+        ),
+        display="block",
+        label="PE of pos, 2k plus 1 equals cosine of the same angle",
+    )
     return f'<div class="emb-formulas">{x_i}{pe_sin}{pe_cos}</div>'
 
 
@@ -186,14 +174,29 @@ def zero_runs(is_zero) -> list[tuple[int, int]]:
 
 def _feature_strip(model, e_i, tok: str, vmax: float) -> str:
     # e(token_i) over the named feature dims (the model's "features" region, from dim 0)
-    names = model.dim_names[:model.region("features").stop]
+    names = model.dim_names[: model.region("features").stop]
     tips = [f"e(“{tok}”) dim {d}: {name} = {num(e_i[d], 2)}" for d, name in enumerate(names)]
-    return strip_svg([e_i[d] for d in range(len(names))], tips, label=f"Token embedding of {tok}: {len(names)} named features",
-                     vmax=vmax, grid_row=0, cls="strip-features", meta={"data_strip": "token"})
+    return strip_svg(
+        [e_i[d] for d in range(len(names))],
+        tips,
+        label=f"Token embedding of {tok}: {len(names)} named features",
+        vmax=vmax,
+        grid_row=0,
+        cls="strip-features",
+        meta={"data_strip": "token"},
+    )
 
 
-def _positional_heatmap(state, computed, vmax: float, start: int | None = None, *, values=None,
-                        aria: str | None = None, axis: tuple[str, str] | None = None) -> str:
+def _positional_heatmap(
+    state,
+    computed,
+    vmax: float,
+    start: int | None = None,
+    *,
+    values=None,
+    aria: str | None = None,
+    axis: tuple[str, str] | None = None,
+) -> str:
     """Every token's position vector (dims start…) as one picture, one clickable label per row.
 
     values: what to draw per cell (default: the position code itself; a √-softened copy for a
@@ -203,22 +206,50 @@ def _positional_heatmap(state, computed, vmax: float, start: int | None = None, 
     d_model = pe.shape[1]
     width, n, q = d_model - start, len(toks), state.query
     special = set(computed.run.special)
-    aria = aria or (f"Positional encoding: {n} positions (rows) by {width} dimensions (columns), sin and cos "
-                    f"waves that slow down from left to right")
+    aria = aria or (
+        f"Positional encoding: {n} positions (rows) by {width} dimensions (columns), sin and cos "
+        f"waves that slow down from left to right"
+    )
     left, right = axis or (f"dim {start}: fastest wave", f"dim {d_model - 1}: slowest")
     labels = "".join(
-        f'<button type="button"{attr(class_="emb-row-label" + (" is-query" if i == q else "") + (" is-special" if i in special else ""), data_event="set_query", data_token_index=i, aria_pressed="true" if i == q else "false", style=f"grid-row: {i + 1}", data_tip=f"position {i}: “{t}”" + (", a special token" if i in special else "") + ". Click to make it the query and see its row below.")}>'
-        f'<span class="chip-index">{i}</span><span class="emb-row-token">{esc(t)}</span></button>'
-        for i, t in enumerate(toks))
+        '<button type="button"'
+        + attr(
+            class_="emb-row-label" + (" is-query" if i == q else "") + (" is-special" if i in special else ""),
+            data_event="set_query",
+            data_token_index=i,
+            aria_pressed="true" if i == q else "false",
+            style=f"grid-row: {i + 1}",
+            data_tip=f"position {i}: “{t}”"
+            + (", a special token" if i in special else "")
+            + ". Click to make it the query and see its row below.",
+        )
+        + f'><span class="chip-index">{i}</span><span class="emb-row-token">{esc(t)}</span></button>'
+        for i, t in enumerate(toks)
+    )
     cells = pe[:, start:] if values is None else values
-    svg = (f'<svg{attr(class_="emb-heatmap", viewBox=f"0 0 {width} {n}", preserveAspectRatio="none", role="img", style=f"grid-row: 1 / {n + 1}", data_rows=n, data_cols=width, data_dim_start=start, aria_label=aria)}>'
-           f'<rect class="strip-bg" width="{width}" height="{n}"/>'
-           f'{signed_heatmap_layers(cells, vmax, "emb-pe", width, n)}'
-           f'<rect class="emb-query-row" data-query-row="{q}" x="0" y="{q}" width="{width}" height="1" fill="none"/>'
-           f"</svg>")
+    svg = (
+        "<svg"
+        + attr(
+            class_="emb-heatmap",
+            viewBox=f"0 0 {width} {n}",
+            preserveAspectRatio="none",
+            role="img",
+            style=f"grid-row: 1 / {n + 1}",
+            data_rows=n,
+            data_cols=width,
+            data_dim_start=start,
+            aria_label=aria,
+        )
+        + f'><rect class="strip-bg" width="{width}" height="{n}"/>'
+        f"{signed_heatmap_layers(cells, vmax, 'emb-pe', width, n)}"
+        f'<rect class="emb-query-row" data-query-row="{q}" x="0" y="{q}" width="{width}" height="1" fill="none"/>'
+        f"</svg>"
+    )
     row_h = "1.5rem" if n <= 12 else "1.2rem"  # long sentences: keep the map within a screen
-    return (f'<div class="emb-heatmap-grid" style="--rows: {n}; --row-h: {row_h}">{labels}{svg}</div>'
-            f'<div class="emb-axis"><span>{esc(left)}</span><span>{esc(right)}</span></div>')
+    return (
+        f'<div class="emb-heatmap-grid" style="--rows: {n}; --row-h: {row_h}">{labels}{svg}</div>'
+        f'<div class="emb-axis"><span>{esc(left)}</span><span>{esc(right)}</span></div>'
+    )
 
 
 def _x_strip(model, e_i, pe_i, x_i, tok: str, q: int, vmax: float) -> str:
@@ -231,47 +262,69 @@ def _x_strip(model, e_i, pe_i, x_i, tok: str, q: int, vmax: float) -> str:
     for a, b in spans:
         if b - a > 1:  # a run of zero dims: say what they are for
             values.append(0.0)
-            tips.append(f"dims {a}–{b - 1}: 0 in x_{q}. Empty on entry: "
-                        f"{_purpose(model, a, b)}")
+            tips.append(f"dims {a}–{b - 1}: 0 in x_{q}. Empty on entry: {_purpose(model, a, b)}")
         elif a >= start:  # positional dims: say which wave
             c = a - start
             values.append(x_i[a])
-            tips.append(f"x_{q}[{a}] = e + PE({q}, {c}) = {num(e_i[a], 3)} + {'sin' if c % 2 == 0 else 'cos'}"
-                        f"({q} / 10000^(2·{c // 2}/{width})) = {num(x_i[a], 3)}")
+            tips.append(
+                f"x_{q}[{a}] = e + PE({q}, {c}) = {num(e_i[a], 3)} + {'sin' if c % 2 == 0 else 'cos'}"
+                f"({q} / 10000^(2·{c // 2}/{width})) = {num(x_i[a], 3)}"
+            )
         else:
             values.append(x_i[a])
             tips.append(f"x_{q}[{a}] ({names[a]}) = e + PE = {num(e_i[a], 3)} + {num(pe_i[a], 3)} = {num(x_i[a], 3)}")
-    return strip_svg(values, tips, label=f"x_{q}: the input vector of {tok}, {d_model} numbers", vmax=vmax,
-                     grid_row=1, cls="strip-x", spans=spans, meta={"data_strip": "x"})
+    return strip_svg(
+        values,
+        tips,
+        label=f"x_{q}: the input vector of {tok}, {d_model} numbers",
+        vmax=vmax,
+        grid_row=1,
+        cls="strip-x",
+        spans=spans,
+        meta={"data_strip": "x"},
+    )
 
 
 def _purpose(model, a: int, b: int) -> str:
     """What the dims a..b-1 (empty on entry) are for: the purposes of the regions they overlap."""
-    parts = [r.purpose for r in model.dim_regions
-             if r.kind in ("head-slots", "detectors") and a < r.stop and b > r.start]
+    parts = [
+        r.purpose for r in model.dim_regions if r.kind in ("head-slots", "detectors") and a < r.stop and b > r.start
+    ]
     return "; ".join(parts) + "." if parts else "unused."
 
 
 def _block_labels(model, d_model: int) -> str:
     # proportional labels under the x strip: the layout of the residual stream
     f, p = model.region("features").stop, model.region("position").start
-    blocks = [(0, f, "what", "features", "feat"), (f, p, "empty", "heads and FFN write here later", "empty"),
-              (p, d_model, "where", "position", "pos")]
+    blocks = [
+        (0, f, "what", "features", "feat"),
+        (f, p, "empty", "heads and FFN write here later", "empty"),
+        (p, d_model, "where", "position", "pos"),
+    ]
     cols = " ".join(f"{b - a}fr" for a, b, *_ in blocks)
-    cells = "".join(f'<span class="emb-block emb-block-{k}"><strong>{esc(word)}</strong><span class="emb-block-more">: {esc(more)}</span> '
-                    f'<span class="emb-block-dims">{a}–{b - 1}</span></span>'
-                    for a, b, word, more, k in blocks)
+    cells = "".join(
+        f'<span class="emb-block emb-block-{k}"><strong>{esc(word)}</strong>'
+        f'<span class="emb-block-more">: {esc(more)}</span> '
+        f'<span class="emb-block-dims">{a}–{b - 1}</span></span>'
+        for a, b, word, more, k in blocks
+    )
     return f'<div class="emb-blocks" style="grid-template-columns: {cols}">{cells}</div>'
 
 
 def _numbers_table(model, tok, q, e_i, pe_i, x_i) -> str:
     """The non-zero dimensions of x_q with their parts, to 3 decimals: a table a reader opens on request."""
-    rows = "".join(f"<tr><td>{d}</td><td>{esc(model.dim_names[d])}</td><td>{num(e_i[d], 3)}</td>"
-                   f"<td>{num(pe_i[d], 3)}</td><td>{num(x_i[d], 3)}</td></tr>"
-                   for d in range(len(x_i)) if x_i[d] != 0 or e_i[d] != 0 or pe_i[d] != 0)
-    table = (f'<table><caption>Non-zero dimensions of x{subscript(q)} for “{esc(tok)}”: '
-             f'token embedding plus positional encoding</caption><thead><tr><th scope="col">dim</th><th scope="col">name</th>'
-             f'<th scope="col">e</th><th scope="col">PE</th><th scope="col">x</th></tr></thead><tbody>{rows}</tbody></table>')
+    rows = "".join(
+        f"<tr><td>{d}</td><td>{esc(model.dim_names[d])}</td><td>{num(e_i[d], 3)}</td>"
+        f"<td>{num(pe_i[d], 3)}</td><td>{num(x_i[d], 3)}</td></tr>"
+        for d in range(len(x_i))
+        if x_i[d] != 0 or e_i[d] != 0 or pe_i[d] != 0
+    )
+    table = (
+        f"<table><caption>Non-zero dimensions of x{subscript(q)} for “{esc(tok)}”: "
+        "token embedding plus positional encoding</caption>"
+        '<thead><tr><th scope="col">dim</th><th scope="col">name</th>'
+        f'<th scope="col">e</th><th scope="col">PE</th><th scope="col">x</th></tr></thead><tbody>{rows}</tbody></table>'
+    )
     return table_on_request(f"The non-zero dimensions of x{subscript(q)} as a table", table, key="embedding-table")
 
 
@@ -292,6 +345,15 @@ def _features_on(model, e_i) -> list[str]:
     return [model.dim_names[d] for d in range(model.region("features").stop) if e_i[d] != 0]
 
 
+# The positional heatmap's note, the same in its text and in its export label (which ends it with plain text
+# where the text has MathML): str.format fills in the dimensions of the position code and the query.
+POSITION_NOTE = (
+    "Every position gets a fingerprint of sin/cos waves (dims {first}–{last}, d = {d}). Attention itself is blind "
+    "to word order (shuffle the vectors and each word pays the same attention to the same words): position codes "
+    "are what tell “dog bites man” from “man bites dog”. Row {q} (outlined) is the right half of "
+)
+
+
 def _render_designed(state, computed) -> str:
     """The query token's embedding: feature strip, positional heatmap (its row outlined), and the sum x_i."""
     emb = computed.embedding
@@ -303,27 +365,33 @@ def _render_designed(state, computed) -> str:
     on = _features_on(model, e_i)
     chips = "".join(f'<li class="emb-tag">{esc(name)}</li>' for name in on)
     special = " It is a special token, not a word of the sentence." if q in computed.run.special else ""
+    pe_note = POSITION_NOTE.format(first=pos_start, last=len(x_i) - 1, d=len(x_i) - pos_start, q=q)
     return f"""<div class="emb" data-view="embedding" data-query="{q}">
 <p class="emb-lede">Before attention, token {q} <strong class="emb-token">{esc(tok)}</strong> becomes one vector
-<math><msub><mi>x</mi><mn>{q}</mn></msub></math> of {len(x_i)} numbers: <em>what</em> the word is plus <em>where</em> it stands.</p>
+<math><msub><mi>x</mi><mn>{q}</mn></msub></math> of {len(x_i)} numbers: <em>what</em> the word is plus <em>where</em> \
+it stands.</p>
 {_formulas()}
 <div class="emb-parts">
 <section class="emb-part">
 <h3>What: token embedding <math><mi>e</mi><mo>(</mo><mtext>{esc(tok)}</mtext><mo>)</mo></math></h3>
-<p class="emb-note">{n_features} named yes/no features from the lexicon (dims 0–{n_features - 1}); {len(on)} are on for this token, named below.{special} A trained model learns such directions instead.</p>
+<p class="emb-note">{n_features} named yes/no features from the lexicon (dims 0–{n_features - 1}); {len(on)} are on \
+for this token, named below.{special} A trained model learns such directions instead.</p>
 {_feature_strip(model, e_i, tok, vmax)}
 <ul class="emb-tags" aria-label="Features of {esc(tok)}">{chips}</ul>
 </section>
 <section class="emb-part">
 <h3>Where: positional encoding <math><mi>PE</mi><mo>(</mo><mi>pos</mi><mo>,</mo><mi>dim</mi><mo>)</mo></math></h3>
-<p class="emb-note" data-export-label="{esc(f"Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Attention itself is blind to word order (shuffle the vectors and each word pays the same attention to the same words): position codes are what tell “dog bites man” from “man bites dog”. Row {q} (outlined) is the right half of x{subscript(q)} below.")}">Every position gets a fingerprint of sin/cos waves (dims {pos_start}–{len(x_i) - 1}, d = {len(x_i) - pos_start}). Attention itself is blind to word order (shuffle the vectors and each word pays the same attention to the same words): position codes are what tell “dog bites man” from “man bites dog”. Row {q} (outlined) is the right half of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
+<p class="emb-note" data-export-label="{esc(pe_note + f"x{subscript(q)} below.")}">{pe_note}\
+<math><msub><mi>x</mi><mn>{q}</mn></msub></math> below; click a row to pick that token.</p>
 {_positional_heatmap(state, computed, vmax)}
 </section>
 <section class="emb-part emb-part-wide">
-<h3>Sum: <math><msub><mi>x</mi><mn>{q}</mn></msub><mo>=</mo><mi>e</mi><mo>+</mo><mi>PE</mi></math>, what enters the attention block</h3>
+<h3>Sum: <math><msub><mi>x</mi><mn>{q}</mn></msub><mo>=</mo><mi>e</mi><mo>+</mo><mi>PE</mi></math>, what enters the \
+attention block</h3>
 {_x_strip(model, e_i, pe_i, x_i, tok, q, vmax)}
 {_block_labels(model, len(x_i))}
-<p class="emb-note">Here the two parts sit in separate dimensions, so adding them places them side by side; in GPT-style models both fill all dimensions and really overlap.</p>
+<p class="emb-note">Here the two parts sit in separate dimensions, so adding them places them side by side; in \
+GPT-style models both fill all dimensions and really overlap.</p>
 </section>
 </div>
 {legend_html()}
@@ -360,16 +428,38 @@ def vector_image(values, vmax: float, id_prefix: str, *, label: str, tip: str, k
     element per picture rather than one per number; the strip's tooltip names its range and peaks."""
     v = np.asarray(values, dtype=np.float64)
     d = len(v)
-    return (f'<svg{attr(class_="strip emb-vec-strip", viewBox=f"0 0 {d} 1", preserveAspectRatio="none", role="img", aria_label=label, tabindex="0", data_tip=tip, data_strip=key, data_vmax=f"{vmax:.6g}")}>'
-            f'<rect class="strip-bg" x="0" y="0" width="{d}" height="1"/>'
-            f'{signed_heatmap_layers(soft(v)[None, :], float(np.sqrt(vmax)), id_prefix, d, 1)}</svg>')
+    return (
+        "<svg"
+        + attr(
+            class_="strip emb-vec-strip",
+            viewBox=f"0 0 {d} 1",
+            preserveAspectRatio="none",
+            role="img",
+            aria_label=label,
+            tabindex="0",
+            data_tip=tip,
+            data_strip=key,
+            data_vmax=f"{vmax:.6g}",
+        )
+        + f'><rect class="strip-bg" x="0" y="0" width="{d}" height="1"/>'
+        f"{signed_heatmap_layers(soft(v)[None, :], float(np.sqrt(vmax)), id_prefix, d, 1)}</svg>"
+    )
 
 
 def _vec_row(op: str, name_html: str, note: str, values, vmax: float, key: str, tok: str, tip_name: str) -> str:
-    return (f'<div class="emb-vec" data-vec="{key}"><span class="emb-vec-op" aria-hidden="true">{op}</span>'
-            f'<span class="emb-vec-name">{name_html} <span class="emb-note">{esc(note)}</span></span>'
-            f'{vector_image(values, vmax, f"emb-{key}", label=f"{tip_name} of “{tok}”: {len(values)} numbers", tip=_vector_tip(f"{tip_name} of “{tok}”", values), key=key)}'
-            "</div>")
+    return (
+        f'<div class="emb-vec" data-vec="{key}"><span class="emb-vec-op" aria-hidden="true">{op}</span>'
+        f'<span class="emb-vec-name">{name_html} <span class="emb-note">{esc(note)}</span></span>'
+        + vector_image(
+            values,
+            vmax,
+            f"emb-{key}",
+            label=f"{tip_name} of “{tok}”: {len(values)} numbers",
+            tip=_vector_tip(f"{tip_name} of “{tok}”", values),
+            key=key,
+        )
+        + "</div>"
+    )
 
 
 def _learned_formulas(has_type: bool, has_ln: bool) -> str:
@@ -380,12 +470,31 @@ def _learned_formulas(has_type: bool, has_ln: bool) -> str:
     s_i = m.indexed("s", "i")
     x_i = m.indexed("x", "i")
     if not has_ln:
-        return (f'<div class="emb-formulas">{m.math(m.row(x_i, m.mo("="), *rows), display="block", label="x_i equals the token row plus the position row")}</div>')
-    sum_ = m.math(m.row(s_i, m.mo("="), *rows), display="block",
-                  label="s_i equals the word-piece row plus the position row" + (" plus the token-type row" if has_type else ""))
-    ln = m.math(m.row(x_i, m.mo("="), m.mi("γ"), m.mo("⊙"),
-                      m.frac(m.row(s_i, m.mo("−"), m.indexed("μ", "i")), m.indexed("σ", "i")), m.mo("+"), m.mi("β")),
-                display="block", label="x_i equals gamma times (s_i minus mu_i) over sigma_i plus beta")
+        return (
+            '<div class="emb-formulas">'
+            + m.math(
+                m.row(x_i, m.mo("="), *rows), display="block", label="x_i equals the token row plus the position row"
+            )
+            + "</div>"
+        )
+    sum_ = m.math(
+        m.row(s_i, m.mo("="), *rows),
+        display="block",
+        label="s_i equals the word-piece row plus the position row" + (" plus the token-type row" if has_type else ""),
+    )
+    ln = m.math(
+        m.row(
+            x_i,
+            m.mo("="),
+            m.mi("γ"),
+            m.mo("⊙"),
+            m.frac(m.row(s_i, m.mo("−"), m.indexed("μ", "i")), m.indexed("σ", "i")),
+            m.mo("+"),
+            m.mi("β"),
+        ),
+        display="block",
+        label="x_i equals gamma times (s_i minus mu_i) over sigma_i plus beta",
+    )
     return f'<div class="emb-formulas">{sum_}{ln}</div>'
 
 
@@ -393,12 +502,16 @@ def _piece_note(tok: str, q: int, special: bool) -> str:
     """What the query token is, as the model sees it: a special token, a word piece, a whole word."""
     if special:
         where = "first" if q == 0 else "last"
-        return (f'<p class="emb-special" data-special="true"><strong>{esc(tok)}</strong> is a special token, not a word '
-                f"of your sentence: the tokenizer puts it {where} in every input. It has its own learned row like any "
-                "piece, and attention often rests on it when a head has nothing to look for (a “sink”, see stage 3).</p>")
+        return (
+            f'<p class="emb-special" data-special="true"><strong>{esc(tok)}</strong> is a special token, not a word '
+            f"of your sentence: the tokenizer puts it {where} in every input. It has its own learned row like any "
+            "piece, and attention often rests on it when a head has nothing to look for (a “sink”, see stage 3).</p>"
+        )
     if tok.startswith("##"):
-        return (f'<p class="emb-note">“{esc(tok)}” is a word piece: <code>##</code> marks that it continues the word '
-                "before it, so a rare word costs several tokens.</p>")
+        return (
+            f'<p class="emb-note">“{esc(tok)}” is a word piece: <code>##</code> marks that it continues the word '
+            "before it, so a rare word costs several tokens.</p>"
+        )
     return ""
 
 
@@ -411,14 +524,30 @@ def _top_dims(emb, q: int, tok: str, parts) -> str:
         terms = " + ".join(f"{short} {num(float(v[d]), 3)}" for short, v in parts)
         s_d = float(emb.summed[q, d])
         z = (s_d - mu) / sigma  # display only: the normalised entry, between the trace's s and x
-        tip = (f"x_{q}[{d}] for “{tok}”\n"
-               f"s = {terms} = {num(s_d, 3)}\n"
-               f"(s − μ) / σ = ({num(s_d, 3)} − {_par(mu)}) / {num(sigma, 4)} = {num(z, 2)}\n"
-               f"× γ[{d}] {num(float(emb.ln_gamma[d]), 3)} + β[{d}] {_par(float(emb.ln_beta[d]))} = {num(float(x[d]), 3)}")
-        items.append(f'<li{attr(tabindex="0" if k == 0 else "-1", data_dim=d, data_value=data_num(x[d]), data_tip=tip, data_grid_cell=True, data_i=0, data_j=k)}>'
-                     f'dim {d}: <strong>{num(float(x[d]), 2)}</strong></li>')
-    return (f'<p class="emb-note">The largest entries of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> '
-            f'(hover or focus one for how it is made; arrow keys move):</p><ol class="emb-top" data-grid>{"".join(items)}</ol>')
+        tip = (
+            f"x_{q}[{d}] for “{tok}”\n"
+            f"s = {terms} = {num(s_d, 3)}\n"
+            f"(s − μ) / σ = ({num(s_d, 3)} − {_par(mu)}) / {num(sigma, 4)} = {num(z, 2)}\n"
+            f"× γ[{d}] {num(float(emb.ln_gamma[d]), 3)} + β[{d}] {_par(float(emb.ln_beta[d]))} = {num(float(x[d]), 3)}"
+        )
+        items.append(
+            "<li"
+            + attr(
+                tabindex="0" if k == 0 else "-1",
+                data_dim=d,
+                data_value=data_num(x[d]),
+                data_tip=tip,
+                data_grid_cell=True,
+                data_i=0,
+                data_j=k,
+            )
+            + f">dim {d}: <strong>{num(float(x[d]), 2)}</strong></li>"
+        )
+    return (
+        f'<p class="emb-note">The largest entries of <math><msub><mi>x</mi><mn>{q}</mn></msub></math> '
+        f'(hover or focus one for how it is made; arrow keys move):</p><ol class="emb-top" data-grid>{"".join(items)}'
+        "</ol>"
+    )
 
 
 def _par(x: float) -> str:
@@ -428,10 +557,13 @@ def _par(x: float) -> str:
 
 def _numbers(rows, q: int, tok: str) -> str:
     """Every number of the drawn vectors, folded: text a screen reader can read, not one element per number."""
-    body = "".join(f'<p><strong>{esc(name)}</strong>: {", ".join(num(float(v), 3) for v in values)}</p>'
-                   for name, values in rows)
-    return (f'<details class="emb-numbers"><summary>All {len(rows[0][1])} numbers of each row for “{esc(tok)}” '
-            f"(token {q}), dim 0 first</summary>{body}</details>")
+    body = "".join(
+        f"<p><strong>{esc(name)}</strong>: {', '.join(num(float(v), 3) for v in values)}</p>" for name, values in rows
+    )
+    return (
+        f'<details class="emb-numbers"><summary>All {len(rows[0][1])} numbers of each row for “{esc(tok)}” '
+        f"(token {q}), dim 0 first</summary>{body}</details>"
+    )
 
 
 def _render_learned(state, computed) -> str:
@@ -443,32 +575,72 @@ def _render_learned(state, computed) -> str:
     special = q in computed.run.special
     has_type, has_ln = emb.token_type is not None, emb.learned
     x_q = f"<math><msub><mi>x</mi><mn>{q}</mn></msub></math>"
-    parts = [("token", "E_tok", f"<var>E</var><sub>tok</sub>[“{esc(tok)}”]", emb.token[q], "the word piece's row: what it is"),
-             ("position", "E_pos", f"<var>E</var><sub>pos</sub>[{q}]", emb.position[q], f"position {q}'s row: where it stands")]
+    parts = [
+        (
+            "token",
+            "E_tok",
+            f"<var>E</var><sub>tok</sub>[“{esc(tok)}”]",
+            emb.token[q],
+            "the word piece's row: what it is",
+        ),
+        (
+            "position",
+            "E_pos",
+            f"<var>E</var><sub>pos</sub>[{q}]",
+            emb.position[q],
+            f"position {q}'s row: where it stands",
+        ),
+    ]
     if has_type:
-        parts.append(("token-type", "E_type", "<var>E</var><sub>type</sub>[0]", emb.token_type[q],
-                      "the segment row: sentence A, the same for every token"))
+        parts.append(
+            (
+                "token-type",
+                "E_type",
+                "<var>E</var><sub>type</sub>[0]",
+                emb.token_type[q],
+                "the segment row: sentence A, the same for every token",
+            )
+        )
     s_q = emb.summed[q] if has_ln else emb.x[q]
     vmax_in = max(1e-12, max(float(np.abs(v).max()) for *_, v, _ in parts), float(np.abs(s_q).max()))
-    rows = "".join(_vec_row("+" if k else "", html, note, v, vmax_in, key, tok, short)
-                   for k, (key, short, html, v, note) in enumerate(parts))
+    rows = "".join(
+        _vec_row("+" if k else "", html, note, v, vmax_in, key, tok, short)
+        for k, (key, short, html, v, note) in enumerate(parts)
+    )
     sum_name = "s" if has_ln else "x"
-    rows += _vec_row("=", f"<var>{sum_name}</var><sub>{q}</sub>", "their sum" + (", before the LayerNorm" if has_ln else ""),
-                     s_q, vmax_in, "sum" if has_ln else "x", tok, sum_name + f"_{q}")
+    rows += _vec_row(
+        "=",
+        f"<var>{sum_name}</var><sub>{q}</sub>",
+        "their sum" + (", before the LayerNorm" if has_ln else ""),
+        s_q,
+        vmax_in,
+        "sum" if has_ln else "x",
+        tok,
+        sum_name + f"_{q}",
+    )
     named = any(model.dim_names)
-    dims_note = ("" if named else
-                 f"The {d} dimensions have no names: training spread what a piece means over all of them, so no "
-                 f"single dimension stands for “noun” or “plural” (the designed model's named features do).")
+    dims_note = (
+        ""
+        if named
+        else f"The {d} dimensions have no names: training spread what a piece means over all of them, so no "
+        f"single dimension stands for “noun” or “plural” (the designed model's named features do)."
+    )
     pos_vals = emb.position  # [n, d]
     pos_vmax = max(1e-12, float(np.abs(pos_vals).max()))
     heatmap = _positional_heatmap(
-        state, computed, float(np.sqrt(pos_vmax)), 0, values=soft(pos_vals),
+        state,
+        computed,
+        float(np.sqrt(pos_vmax)),
+        0,
+        values=soft(pos_vals),
         aria=f"Learned position rows: {n} positions (rows) by {d} dimensions (columns), one row per position",
-        axis=("dim 0", f"dim {d - 1}"))
+        axis=("dim 0", f"dim {d - 1}"),
+    )
     sections = [
         f'<section class="emb-part emb-part-wide"><h3>What, where{", which sentence" if has_type else ""}: '
-        f'{len(parts)} learned rows, added</h3>'
-        f'<p class="emb-note">Each is a row of a table the model learned, {d} numbers long; the sum is taken dimension by '
+        f"{len(parts)} learned rows, added</h3>"
+        f'<p class="emb-note">Each is a row of a table the model learned, {d} numbers long; the sum is taken '
+        "dimension by "
         f"dimension. Colour strength grows with √|value|, on one scale for these rows (up to ±{num(vmax_in, 2)}). "
         f"{esc(dims_note)}</p>"
         f'<div class="emb-vecs">{rows}</div></section>',
@@ -476,7 +648,8 @@ def _render_learned(state, computed) -> str:
         f'<p class="emb-note">Every position has a row of its own, learned from data like the word pieces\' rows; '
         f"nothing makes it a wave. Here are rows 0–{n - 1}, one per token (scale ±{num(pos_vmax, 2)}, √|value|); "
         f"row {q} (outlined) is <var>E</var><sub>pos</sub>[{q}] above. Click a row to pick that token.</p>"
-        f"{heatmap}</section>"]
+        f"{heatmap}</section>",
+    ]
     listing = [(f"E_tok[{tok}]", emb.token[q]), (f"E_pos[{q}]", emb.position[q])]
     if has_type:
         listing.append(("E_type[0]", emb.token_type[q]))
@@ -485,36 +658,67 @@ def _render_learned(state, computed) -> str:
         gamma, beta = emb.ln_gamma, emb.ln_beta
         vmax_gb = max(1e-12, float(np.abs(gamma).max()), float(np.abs(beta).max()))
         vmax_x = max(1e-12, float(np.abs(emb.x[q]).max()))
-        ln_rows = (_vec_row("", "<var>γ</var>", "gain, per dimension (learned; the same for every token)", gamma, vmax_gb, "gamma", tok, "γ")
-                   + _vec_row("", "<var>β</var>", "shift, per dimension (learned)", beta, vmax_gb, "beta", tok, "β")
-                   + _vec_row("=", x_q, f"what layer 1 reads (scale ±{num(vmax_x, 2)})", emb.x[q], vmax_x, "x", tok, f"x_{q}"))
-        live = m.math(m.row(m.indexed("x", str(q)), m.mo("="), m.mi("γ"), m.mo("⊙"),
-                            m.frac(m.row(m.indexed("s", str(q)), m.mo("−"), m.mn_num(mu, 3)), m.mn_num(sigma, 4)),
-                            m.mo("+"), m.mi("β")), display="block",
-                      label=f"here: x_{q} equals gamma times (s_{q} minus {num(mu, 3)}) over {num(sigma, 4)} plus beta")
+        ln_rows = (
+            _vec_row(
+                "",
+                "<var>γ</var>",
+                "gain, per dimension (learned; the same for every token)",
+                gamma,
+                vmax_gb,
+                "gamma",
+                tok,
+                "γ",
+            )
+            + _vec_row("", "<var>β</var>", "shift, per dimension (learned)", beta, vmax_gb, "beta", tok, "β")
+            + _vec_row("=", x_q, f"what layer 1 reads (scale ±{num(vmax_x, 2)})", emb.x[q], vmax_x, "x", tok, f"x_{q}")
+        )
+        live = m.math(
+            m.row(
+                m.indexed("x", str(q)),
+                m.mo("="),
+                m.mi("γ"),
+                m.mo("⊙"),
+                m.frac(m.row(m.indexed("s", str(q)), m.mo("−"), m.mn_num(mu, 3)), m.mn_num(sigma, 4)),
+                m.mo("+"),
+                m.mi("β"),
+            ),
+            display="block",
+            label=f"here: x_{q} equals gamma times (s_{q} minus {num(mu, 3)}) over {num(sigma, 4)} plus beta",
+        )
         gain = 1.0 / sigma if sigma > 0 else 0.0
         sections.append(
-            f'<section class="emb-part emb-part-wide" data-ln="embedding"{attr(data_mu=data_num(mu), data_sigma=data_num(sigma))}>'
-            f"<h3>Then a LayerNorm: {x_q}, what enters layer 1</h3>"
+            '<section class="emb-part emb-part-wide" data-ln="embedding"'
+            + attr(data_mu=data_num(mu), data_sigma=data_num(sigma))
+            + f"><h3>Then a LayerNorm: {x_q}, what enters layer 1</h3>"
             f'<p class="emb-note">The sum is re-centred on its own mean <var>μ</var> and divided by its own spread '
             f"<var>σ</var> over the {d} dimensions; then a learned gain <var>γ</var> and shift <var>β</var> (one per "
             f"dimension) are applied. For “{esc(tok)}”:</p>"
-            f'<p class="ln-stats"><span class="stat stat-mu" tabindex="0"{attr(data_tip=f"μ = the mean of the {d} entries of s_{q}")}>μ = {num(mu, 3)}</span> '
-            f'<span class="stat stat-sigma" tabindex="0"{attr(data_tip=f"σ = √(variance + ε) of the {d} entries of s_{q}")}>σ = {num(sigma, 4)}</span></p>'
+            '<p class="ln-stats"><span class="stat stat-mu" tabindex="0"'
+            + attr(data_tip=f"μ = the mean of the {d} entries of s_{q}")
+            + f">μ = {num(mu, 3)}</span> "
+            '<span class="stat stat-sigma" tabindex="0"'
+            + attr(data_tip=f"σ = √(variance + ε) of the {d} entries of s_{q}")
+            + f">σ = {num(sigma, 4)}</span></p>"
             f'<div class="emb-formulas">{live}</div>'
             f'<p class="emb-note">Dividing by σ = {num(sigma, 4)} multiplies the centred sum by {num(gain, 1)}, so the '
             f"small rows above become entries of size about 1; γ (from {num(float(gamma.min()), 2)} to "
             f"{num(float(gamma.max()), 2)}) and β then reshape them. Each picture below has its own scale.</p>"
             f'<div class="emb-vecs">{ln_rows}</div>'
-            f'{_top_dims(emb, q, tok, [(short, v) for _, short, _, v, _ in parts])}</section>')
+            f"{_top_dims(emb, q, tok, [(short, v) for _, short, _, v, _ in parts])}</section>"
+        )
         listing += [(f"s_{q}", s_q), (f"x_{q}", emb.x[q])]
     else:
         listing.append((f"x_{q}", emb.x[q]))
-    lede = (f"Before attention, token {q} <strong class=\"emb-token\">{esc(tok)}</strong> becomes one vector {x_q} of "
-            f"{d} numbers. A trained model looks up {'three rows' if has_type else 'two rows'} in tables it learned, "
-            f"adds them" + (", and normalises the sum with a LayerNorm." if has_ln else "."))
-    return (f'<div class="emb emb-learned" data-view="embedding" data-query="{q}" data-learned="{"true" if has_ln else "false"}">'
-            f'<p class="emb-lede">{lede}</p>{_piece_note(tok, q, special)}'
-            f"{_learned_formulas(has_type, has_ln)}"
-            f'<div class="emb-parts">{"".join(sections)}</div>'
-            f"{legend_html('−', '+')}{_numbers(listing, q, tok)}</div>")
+    lede = (
+        f'Before attention, token {q} <strong class="emb-token">{esc(tok)}</strong> becomes one vector {x_q} of '
+        f"{d} numbers. A trained model looks up {'three rows' if has_type else 'two rows'} in tables it learned, "
+        f"adds them" + (", and normalises the sum with a LayerNorm." if has_ln else ".")
+    )
+    return (
+        f'<div class="emb emb-learned" data-view="embedding" data-query="{q}" '
+        f'data-learned="{"true" if has_ln else "false"}">'
+        f'<p class="emb-lede">{lede}</p>{_piece_note(tok, q, special)}'
+        f"{_learned_formulas(has_type, has_ln)}"
+        f'<div class="emb-parts">{"".join(sections)}</div>'
+        f"{legend_html('−', '+')}{_numbers(listing, q, tok)}</div>"
+    )

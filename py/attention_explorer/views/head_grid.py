@@ -25,6 +25,7 @@ rect.thumb-row[data-row=i] (.is-query or .is-pinned). The grid scrolls sideways 
 No ids. Markup: ~140 kB and ~1,400 elements for 6 × 12 heads at 16 tokens; another query, head
 or layer is a patch of the texts, labels and outlined rows (render_patch), unless queries are pinned.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -35,8 +36,8 @@ from .colors import viridis
 from .markup import attr, esc, patch_op, pct
 
 LEVELS = 16  # colour steps: weights rounded to 1/16 (6.25 %); at thumbnail size finer steps are invisible
-_FILLS = tuple(viridis(k / LEVELS) for k in range(LEVELS + 1))        # step -> "#rrggbb"
-_MASKED = LEVELS + 1                                                  # the step key of a masked cell
+_FILLS = tuple(viridis(k / LEVELS) for k in range(LEVELS + 1))  # step -> "#rrggbb"
+_MASKED = LEVELS + 1  # the step key of a masked cell
 
 
 def _quoted(tok: str) -> str:
@@ -71,23 +72,23 @@ def _cell_paths(weights, masks):
     steps = np.where(np.asarray(masks, dtype=bool)[:, None], steps, _MASKED).reshape(thumbs, n, n)  # [T, n, n]
     # the background: each thumbnail's most common step (masked cells excluded)
     flat = steps.reshape(thumbs, n * n)
-    offsets = np.arange(thumbs, dtype=np.intp)[:, None] * stride              # [T, 1]
+    offsets = np.arange(thumbs, dtype=np.intp)[:, None] * stride  # [T, 1]
     hist = np.bincount((flat + offsets).ravel(), minlength=thumbs * stride).reshape(thumbs, stride)  # [T, steps]
     hist[:, _MASKED] = -1
-    background = hist.argmax(axis=1)                                           # [T]
+    background = hist.argmax(axis=1)  # [T]
     # runs: a cell starts one unless it continues its left neighbour's step
     starts = np.ones((thumbs, n, n), dtype=bool)
     starts[:, :, 1:] = steps[:, :, 1:] != steps[:, :, :-1]
-    t_idx, i_idx, j_idx = np.nonzero(starts)                                   # [R] each, row-major
-    flat_starts = (t_idx * n + i_idx) * n + j_idx                              # [R] position in steps.ravel()
+    t_idx, i_idx, j_idx = np.nonzero(starts)  # [R] each, row-major
+    flat_starts = (t_idx * n + i_idx) * n + j_idx  # [R] position in steps.ravel()
     # a run ends where the next one starts, or at its row's end
     next_start = np.append(flat_starts[1:], thumbs * n * n)
     row_end = (t_idx * n + i_idx + 1) * n
-    length = np.minimum(next_start, row_end) - flat_starts                     # [R]
-    run_step = steps.ravel()[flat_starts]                                      # [R]
+    length = np.minimum(next_start, row_end) - flat_starts  # [R]
+    run_step = steps.ravel()[flat_starts]  # [R]
     keep = run_step != background[t_idx]
     t_idx, i_idx, j_idx, length, run_step = (a[keep] for a in (t_idx, i_idx, j_idx, length, run_step))
-    order = np.argsort(t_idx * stride + run_step, kind="stable")               # by thumbnail, step; row-major
+    order = np.argsort(t_idx * stride + run_step, kind="stable")  # by thumbnail, step; row-major
     counts = np.bincount(t_idx * stride + run_step, minlength=thumbs * stride).tolist()
     heads_, tails = _run_parts(n)
     pieces = (heads_[(i_idx * n + j_idx)[order]] + tails[length[order]]).tolist()  # [R'] "M{j} {i}h" + "{k}v1h-{k}z"
@@ -97,7 +98,7 @@ def _cell_paths(weights, masks):
         for step in range(stride):
             c = counts[t * stride + step]
             if c:
-                mine.append((step, "".join(pieces[at:at + c])))
+                mine.append((step, "".join(pieces[at : at + c])))
                 at += c
         groups.append(mine)
     return background.tolist(), groups
@@ -107,9 +108,11 @@ def _thumb_svg(background: int, groups, n: int, layer: int, head: int, rows, que
     """One head's matrix: its background step as a rect, a path per other colour step, the masked
     cells, and the selected rows outlined (the query's stronger), sticking out on both sides."""
     pad = round(max(0.25, n / 40), 2)  # viewBox units the row outline sticks out each side: ~2-3 px at any size
-    out = [f'<svg data-view="head-thumb" data-layer="{layer}" data-head="{head}" viewBox="0 0 {n} {n}" '
-           f'class="hg-svg" role="img" aria-label="attention matrix, layer {layer + 1} head {head + 1}">'
-           f'<rect class="hg-bg" fill="{_FILLS[background]}" width="{n}" height="{n}"/>']
+    out = [
+        f'<svg data-view="head-thumb" data-layer="{layer}" data-head="{head}" viewBox="0 0 {n} {n}" '
+        f'class="hg-svg" role="img" aria-label="attention matrix, layer {layer + 1} head {head + 1}">'
+        f'<rect class="hg-bg" fill="{_FILLS[background]}" width="{n}" height="{n}"/>'
+    ]
     for step, d in groups:
         if step == _MASKED:
             out.append(f'<path class="is-masked" d="{d}"/>')
@@ -117,8 +120,9 @@ def _thumb_svg(background: int, groups, n: int, layer: int, head: int, rows, que
             out.append(f'<path fill="{_FILLS[step]}" d="{d}"/>')
     for i in rows:
         kind = "is-query" if i == query else "is-pinned"
-        out.append(f'<rect class="thumb-row {kind}" data-row="{i}" x="{-pad:g}" y="{i}" width="{n + 2 * pad:g}" '
-                   'height="1"/>')
+        out.append(
+            f'<rect class="thumb-row {kind}" data-row="{i}" x="{-pad:g}" y="{i}" width="{n + 2 * pad:g}" height="1"/>'
+        )
     out.append("</svg>")
     return "".join(out)
 
@@ -131,15 +135,16 @@ def _describe(state, computed):
     n = len(tokens)
     q = state.query
     rows = tuple(i for i in state.queries if 0 <= i < n)
-    weights = np.stack([t.weights for t in run.layers])                       # [L, H, n, n]
-    masks = np.stack([np.asarray(t.mask, dtype=bool) for t in run.layers])    # [L, n, n]
+    weights = np.stack([t.weights for t in run.layers])  # [L, H, n, n]
+    masks = np.stack([np.asarray(t.mask, dtype=bool) for t in run.layers])  # [L, n, n]
     n_layers, n_heads = weights.shape[:2]
     # where the query looks most in each head: its strongest allowed key (first on ties)
     q_rows = np.where(masks[:, None, q, :], np.asarray(weights[:, :, q, :], dtype=np.float64), -1.0)  # [L, H, n]
-    best = q_rows.argmax(axis=-1).tolist()                                     # [L][H] key index
+    best = q_rows.argmax(axis=-1).tolist()  # [L][H] key index
     best_w = np.take_along_axis(q_rows, q_rows.argmax(axis=-1)[..., None], -1)[..., 0].tolist()  # [L][H]
-    on = [[True] * n_heads if t.head_on is None else np.asarray(t.head_on, dtype=bool).tolist()
-          for t in run.layers]                                                 # [L][H]
+    on = [
+        [True] * n_heads if t.head_on is None else np.asarray(t.head_on, dtype=bool).tolist() for t in run.layers
+    ]  # [L][H]
     q_tok = _quoted(tokens[q])
     thumbs = []
     for l in range(n_layers):
@@ -149,26 +154,47 @@ def _describe(state, computed):
             share = pct(max(best_w[l][h], 0.0), 0)
             looks = f"{q_tok} looks most at {_quoted(tokens[j])} ({share})"
             off = not on[l][h]
-            thumbs.append(dict(
-                name=name, off=off, pressed="true" if (l, h) == (state.layer, state.head) else "false",
-                # the name must contain the button's visible text (its name, then "off"), in that order
-                label=f"Layer {l + 1}, head {h + 1}: {name}{' off (switched off)' if off else ''}. {looks}",
-                cell=f"{name}{' (off)' if off else ''}: {_quoted(tokens[j])} {share}"))
+            thumbs.append(
+                dict(
+                    name=name,
+                    off=off,
+                    pressed="true" if (l, h) == (state.layer, state.head) else "false",
+                    # the name must contain the button's visible text (its name, then "off"), in that order
+                    label=f"Layer {l + 1}, head {h + 1}: {name}{' off (switched off)' if off else ''}. {looks}",
+                    cell=f"{name}{' (off)' if off else ''}: {_quoted(tokens[j])} {share}",
+                )
+            )
     pinned = [i for i in rows if i != q]
     rows_text = f"The outlined row is the query {q_tok}"
     if pinned:
         rows_text += "; dashed rows are the pinned queries " + ", ".join(_quoted(tokens[i]) for i in pinned)
     any_off = not all(all(layer) for layer in on)
-    caption = ("Each small square is one head's attention matrix on this sentence: rows are queries, "
-               f"columns are keys, brighter means more weight. {rows_text}. Click a square to select "
-               "that head everywhere."
-               + (" Heads marked “off” are switched off: their pattern is still computed, but their output "
-                  "is dropped." if any_off else ""))
+    caption = (
+        "Each small square is one head's attention matrix on this sentence: rows are queries, "
+        f"columns are keys, brighter means more weight. {rows_text}. Click a square to select "
+        "that head everywhere."
+        + (
+            " Heads marked “off” are switched off: their pattern is still computed, but their output is dropped."
+            if any_off
+            else ""
+        )
+    )
     size = f"{n_layers} layer{'s' if n_layers != 1 else ''} × {n_heads} heads"
-    table_caption = (f"Where the query {q_tok} looks most in each head ({size}): the head's name, the key "
-                     "with the largest weight, and that weight")
-    return dict(rows=rows, weights=weights, masks=masks, n_layers=n_layers, n_heads=n_heads, size=size,
-                thumbs=thumbs, caption=caption, table_caption=table_caption)
+    table_caption = (
+        f"Where the query {q_tok} looks most in each head ({size}): the head's name, the key "
+        "with the largest weight, and that weight"
+    )
+    return dict(
+        rows=rows,
+        weights=weights,
+        masks=masks,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        size=size,
+        thumbs=thumbs,
+        caption=caption,
+        table_caption=table_caption,
+    )
 
 
 def render(state, computed) -> str:
@@ -190,21 +216,38 @@ def render(state, computed) -> str:
                 f'data-value="{l},{h}" aria-pressed="{t["pressed"]}"{attr(aria_label=t["label"], title=t["name"])}>'
                 + _thumb_svg(background[l * n_heads + h], groups[l * n_heads + h], n, l, h, rows, q)
                 + f'<span class="hg-name">{esc(t["name"])}</span>'
-                + (' <span class="hg-off">off</span>' if t["off"] else "") + "</button>")  # spaced: "name off"
+                + (' <span class="hg-off">off</span>' if t["off"] else "")
+                + "</button>"
+            )  # spaced: "name off"
             cells.append(f"<td>{esc(t['cell'])}</td>")
-        grid.append(f'<div class="hg-row" role="group" aria-label="Layer {l + 1}">'
-                    f'<span class="hg-layer" aria-hidden="true">Layer {l + 1}</span>{"".join(buttons)}</div>')
+        grid.append(
+            f'<div class="hg-row" role="group" aria-label="Layer {l + 1}">'
+            f'<span class="hg-layer" aria-hidden="true">Layer {l + 1}</span>{"".join(buttons)}</div>'
+        )
         table_rows.append(f'<tr><th scope="row">Layer {l + 1}</th>{"".join(cells)}</tr>')
 
     table_head = "".join(f'<th scope="col">Head {h + 1}</th>' for h in range(n_heads))
-    table = (f'<table class="sr-only"><caption>{esc(d["table_caption"])}</caption>'
-             f'<thead><tr><th scope="col">Layer</th>{table_head}</tr></thead>'
-             f'<tbody>{"".join(table_rows)}</tbody></table>')
-    return (f'<div{attr(class_="head-grid", data_view="head-grid", data_layers=n_layers, data_heads=n_heads, data_levels=LEVELS, data_query=q, data_rows=" ".join(map(str, rows)))}>'
-            f'<div class="figure hg-scroll">'
-            f'<div class="hg-grid" role="group" aria-label="Every head of every layer ({d["size"]}): choose one" '
-            f'style="--heads:{n_heads}">{"".join(grid)}</div></div>'
-            f'<p class="hg-caption">{esc(d["caption"])}</p>{table}</div>')
+    table = (
+        f'<table class="sr-only"><caption>{esc(d["table_caption"])}</caption>'
+        f'<thead><tr><th scope="col">Layer</th>{table_head}</tr></thead>'
+        f"<tbody>{''.join(table_rows)}</tbody></table>"
+    )
+    return (
+        "<div"
+        + attr(
+            class_="head-grid",
+            data_view="head-grid",
+            data_layers=n_layers,
+            data_heads=n_heads,
+            data_levels=LEVELS,
+            data_query=q,
+            data_rows=" ".join(map(str, rows)),
+        )
+        + f'><div class="figure hg-scroll">'
+        f'<div class="hg-grid" role="group" aria-label="Every head of every layer ({d["size"]}): choose one" '
+        f'style="--heads:{n_heads}">{"".join(grid)}</div></div>'
+        f'<p class="hg-caption">{esc(d["caption"])}</p>{table}</div>'
+    )
 
 
 # Another query, head or layer changes what the grid says and which rows are outlined, not one cell's
@@ -226,11 +269,14 @@ def render_patch(state, computed) -> list[dict]:
     one = len(thumbs)
 
     op = patch_op
-    return [op("div.head-grid", [q], attr="data-query"),
-            op("div.head-grid", [" ".join(map(str, d["rows"]))], attr="data-rows"),
-            op("rect.thumb-row", [q] * one, attr="y"), op("rect.thumb-row", [q] * one, attr="data-row"),
-            op("button.hg-thumb", [t["pressed"] for t in thumbs], attr="aria-pressed"),
-            op("button.hg-thumb", [t["label"] for t in thumbs], attr="aria-label"),
-            op("p.hg-caption", [d["caption"]], text=True),
-            op("table.sr-only caption", [d["table_caption"]], text=True),
-            op("table.sr-only td", [t["cell"] for t in thumbs], text=True)]
+    return [
+        op("div.head-grid", [q], attr="data-query"),
+        op("div.head-grid", [" ".join(map(str, d["rows"]))], attr="data-rows"),
+        op("rect.thumb-row", [q] * one, attr="y"),
+        op("rect.thumb-row", [q] * one, attr="data-row"),
+        op("button.hg-thumb", [t["pressed"] for t in thumbs], attr="aria-pressed"),
+        op("button.hg-thumb", [t["label"] for t in thumbs], attr="aria-label"),
+        op("p.hg-caption", [d["caption"]], text=True),
+        op("table.sr-only caption", [d["table_caption"]], text=True),
+        op("table.sr-only td", [t["cell"] for t in thumbs], text=True),
+    ]

@@ -18,45 +18,23 @@ columns and tables; there each bar chart is one PNG mask pair, the dimensions
 that stand out are listed with their derivations, and every number is in a
 folded text listing instead.
 
-Also home of the signed-vector drawing helpers (`diverging`, `bar_row`,
-`heat_grid`) that the FFN panel shares.
+Also home of the signed-vector drawing helpers (`bar_row`, `heat_grid`,
+`symmetric_limit`) that the FFN panel shares; their colours are colors.diverging_paint's.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from .colors import SIGN_NEG_RGB, SIGN_POS_RGB
-from .embedding import mask_layers, png_alpha16
+from .colors import MIN_ALPHA, diverging_paint
+from .drawing import gradient_legend, mask_layers, png_alpha16
 from .markup import attr, clip_label, data_num, esc, num, nums, subscript, table_on_request
 from .math import frac, math, mi, mn, mn_num, mo, mtext, paren, row, sub
 
 # ---------------------------------------------------------------------------
-# a diverging, colour-blind-safe scale for signed values
+# signed values in colour steps (colors.diverging_paint: blue > 0, orange < 0, as in every other
+# signed view of the page, the blue/orange axis surviving the common red-green deficiencies)
 # ---------------------------------------------------------------------------
-
-# One hue per sign, magnitude as opacity: blue > 0, orange < 0, as in every other
-# signed view of the page (embedding, routing, affinity) (the blue/orange
-# axis survives the common red-green deficiencies), fading into whatever is
-# behind, so 0 is the card colour in light *and* dark mode. Both hues keep a
-# contrast of about 4:1 against white and against the dark card.
-POSITIVE_RGB = SIGN_POS_RGB
-NEGATIVE_RGB = SIGN_NEG_RGB
-MIN_ALPHA = 0.08                # a value of exactly 0 is still a faint mark
-
-
-def diverging_paint(t: float) -> tuple[str, float]:
-    """(hex colour, opacity) for t in [-1, 1] (clamped): the colour says the sign, the opacity the size."""
-    t = min(1.0, max(-1.0, float(t)))
-    rgb = POSITIVE_RGB if t >= 0 else NEGATIVE_RGB
-    return "#" + "".join(f"{c:02x}" for c in rgb), MIN_ALPHA + (1.0 - MIN_ALPHA) * abs(t)
-
-
-def diverging(t: float) -> str:
-    """The same as a CSS colour, rgba(...), for HTML backgrounds."""
-    t = min(1.0, max(-1.0, float(t)))
-    r, g, b = POSITIVE_RGB if t >= 0 else NEGATIVE_RGB
-    return f"rgba({r}, {g}, {b}, {MIN_ALPHA + (1.0 - MIN_ALPHA) * abs(t):.2f})"
-
 
 N_BINS = 21  # colour steps: marks of one step share a <path>, which keeps the markup small
 
@@ -82,9 +60,9 @@ def symmetric_limit(*vectors, floor: float = 1e-9) -> float:
 # one signed vector as a bar chart
 # ---------------------------------------------------------------------------
 
-BAR_W = 3      # viewBox units per dimension (stretched to the card width)
-ROW_H = 48     # viewBox units = CSS px: the row is drawn at its natural height
-PAD = 3        # keep the tallest bar off the edge
+BAR_W = 3  # viewBox units per dimension (stretched to the card width)
+ROW_H = 48  # viewBox units = CSS px: the row is drawn at its natural height
+PAD = 3  # keep the tallest bar off the edge
 
 
 def bar_masks(values, limit: float) -> tuple[np.ndarray, np.ndarray]:  # [d] -> ([ROW_H, d], [ROW_H, d]) uint8
@@ -126,16 +104,34 @@ def bar_row(values, limit: float, *, name: str, note: str, key: str, lines=(), i
             segments.setdefault(k, []).append(f"M{j * BAR_W} {yj:.1f}h{BAR_W}v{hj:.1f}h-{BAR_W}z")
     bars = _bar_images(values, limit, f"ln-{key}", width) if image else _paths_by_bin(segments)
     refs = "".join(
-        f'<line{attr(class_=cls, x1=0, x2=width, y1=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}", y2=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}")} vector-effect="non-scaling-stroke"/>'
-        for value, cls, _ in lines)
-    legend = "".join(f'<span{attr(class_="ref-key " + cls)}>{esc(text)}</span>' for _, cls, text in lines if text)
+        "<line"
+        + attr(
+            class_=cls,
+            x1=0,
+            x2=width,
+            y1=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}",
+            y2=f"{mid - max(-1.0, min(1.0, value / limit)) * half:.2f}",
+        )
+        + ' vector-effect="non-scaling-stroke"/>'
+        for value, cls, _ in lines
+    )
+    legend = "".join(f"<span{attr(class_='ref-key ' + cls)}>{esc(text)}</span>" for _, cls, text in lines if text)
     note_html = f' <span class="muted">({esc(note)})</span>' if note else ""
-    return (f'<div{attr(class_="vec-row", data_row=key, data_scale=data_num(limit))}>'
-            f'<div class="vec-label"><span class="vec-name">{esc(name)}{note_html}</span>'
-            f'<span class="vec-range">{esc("scale ±" + num(limit, 2) if np.any(values) else "all 0")}</span>{legend}</div>'
-            f'<svg{attr(class_="vec-bars", viewBox=f"0 0 {width} {ROW_H}", preserveAspectRatio="none", aria_hidden="true", focusable="false")}>'
-            f'<line class="zero-line" x1="0" x2="{width}" y1="{mid}" y2="{mid}" vector-effect="non-scaling-stroke"/>'
-            f'{bars}{refs}</svg></div>')
+    return (
+        f"<div{attr(class_='vec-row', data_row=key, data_scale=data_num(limit))}>"
+        f'<div class="vec-label"><span class="vec-name">{esc(name)}{note_html}</span>'
+        f'<span class="vec-range">{esc("scale ±" + num(limit, 2) if np.any(values) else "all 0")}</span>{legend}</div>'
+        "<svg"
+        + attr(
+            class_="vec-bars",
+            viewBox=f"0 0 {width} {ROW_H}",
+            preserveAspectRatio="none",
+            aria_hidden="true",
+            focusable="false",
+        )
+        + f'><line class="zero-line" x1="0" x2="{width}" y1="{mid}" y2="{mid}" vector-effect="non-scaling-stroke"/>'
+        f"{bars}{refs}</svg></div>"
+    )
 
 
 def dimension_hits(tips, *, label: str) -> str:
@@ -147,14 +143,25 @@ def dimension_hits(tips, *, label: str) -> str:
     that column's text to the worker (data-tip-src: the bridge asks for it on hover or focus).
     """
     # written out rather than through attr(): 256 of them on every redraw (the same markup attr() gives)
-    cols = "".join(f'<i data-grid-cell data-i="0" data-j="{j}" tabindex="{0 if j == 0 else -1}"'
-                   + (' data-tip-src></i>' if tip is None else f' data-tip="{esc(tip)}"></i>')
-                   for j, tip in enumerate(tips))
-    return f'<div{attr(class_="dim-hits", data_grid=True, role="group", aria_label=label)}>{cols}</div>'
+    cols = "".join(
+        f'<i data-grid-cell data-i="0" data-j="{j}" tabindex="{0 if j == 0 else -1}"'
+        + (" data-tip-src></i>" if tip is None else f' data-tip="{esc(tip)}"></i>')
+        for j, tip in enumerate(tips)
+    )
+    return f"<div{attr(class_='dim-hits', data_grid=True, role='group', aria_label=label)}>{cols}</div>"
 
 
-def heat_grid(values, limit: float, *, columns: int, id_prefix: str, cell: int = 10, gap: int = 1,
-              css_class: str = "heat-grid", label: str = "") -> str:
+def heat_grid(
+    values,
+    limit: float,
+    *,
+    columns: int,
+    id_prefix: str,
+    cell: int = 10,
+    gap: int = 1,
+    css_class: str = "heat-grid",
+    label: str = "",
+) -> str:
     """values [n] as a grid of coloured squares, row-major (unit u at row u // columns).
 
     A pattern draws every square's neutral base in one element; the values are
@@ -170,26 +177,30 @@ def heat_grid(values, limit: float, *, columns: int, id_prefix: str, cell: int =
         if k != N_BINS // 2:  # |value| under half a colour step: leave the neutral base showing
             segments.setdefault(k, []).append(f"M{x} {y}h{s}v{s}h-{s}z")
     pid = f"{id_prefix}-cells"
-    base = (f'<defs><pattern id="{pid}" width="{cell}" height="{cell}" patternUnits="userSpaceOnUse">'
-            f'<rect class="cell-base" width="{s}" height="{s}"/></pattern></defs>'
-            f'<rect x="0" y="0" width="{columns * cell}" height="{(n // columns) * cell}" fill="url(#{pid})"/>'
-            + (f'<rect x="0" y="{(n // columns) * cell}" width="{(n % columns) * cell}" height="{cell}" fill="url(#{pid})"/>'
-               if n % columns else ""))
-    return (f'<svg{attr(class_=css_class, viewBox=f"0 0 {columns * cell - gap} {rows * cell - gap}", role="img", aria_label=label)}>'
-            f'{base}{_paths_by_bin(segments)}</svg>')
-
-
-def scale_legend(low: str, high: str, *, what: str) -> str:
-    """A small HTML legend for the diverging scale, e.g. ("−max", "+max")."""
-    stops = f"{diverging(-1)}, {diverging(-0.001)}, {diverging(0)}, {diverging(1)}"
-    return (f'<div class="scale-legend" aria-hidden="true"><span>{esc(low)}</span>'
-            f'<span class="scale-bar" style="background: linear-gradient(to right, {stops})"></span>'
-            f'<span>{esc(high)}</span><span class="scale-what"{attr(data_export_label=what.partition(" Hover or focus")[0] if " Hover or focus" in what else None)}>{esc(what)}</span></div>')
+    base = (
+        f'<defs><pattern id="{pid}" width="{cell}" height="{cell}" patternUnits="userSpaceOnUse">'
+        f'<rect class="cell-base" width="{s}" height="{s}"/></pattern></defs>'
+        f'<rect x="0" y="0" width="{columns * cell}" height="{(n // columns) * cell}" fill="url(#{pid})"/>'
+        + (
+            f'<rect x="0" y="{(n // columns) * cell}" width="{(n % columns) * cell}" height="{cell}" '
+            f'fill="url(#{pid})"/>'
+            if n % columns
+            else ""
+        )
+    )
+    return (
+        "<svg"
+        + attr(
+            class_=css_class, viewBox=f"0 0 {columns * cell - gap} {rows * cell - gap}", role="img", aria_label=label
+        )
+        + f">{base}{_paths_by_bin(segments)}</svg>"
+    )
 
 
 # ---------------------------------------------------------------------------
 # the panel
 # ---------------------------------------------------------------------------
+
 
 def _is_identity_affine(gamma, beta) -> bool:
     """γ = 1 and β = 0 everywhere: then (r − μ)/σ is exactly the LayerNorm output."""
@@ -207,18 +218,28 @@ def _formula(mu: float, sigma: float, n: str) -> str:
 
     Two <math> blocks in a wrapping row, so a phone shows them one above the other.
     """
+
     def s(name):  # μ -> μ₁
         return sub(mi(name), mn(n))
 
     r = mi("r")
     mu_val = paren(mn_num(mu, 3)) if num(mu, 3).startswith("−") else mn_num(mu, 3)
-    symbolic = row(row(mtext("LayerNorm"), paren(r)), mo("="),
-                   s("γ"), mo("⊙"), frac(row(r, mo("−"), s("μ")), s("σ")), mo("+"), s("β"))
+    symbolic = row(
+        row(mtext("LayerNorm"), paren(r)),
+        mo("="),
+        s("γ"),
+        mo("⊙"),
+        frac(row(r, mo("−"), s("μ")), s("σ")),
+        mo("+"),
+        s("β"),
+    )
     live = row(mo("="), s("γ"), mo("⊙"), frac(row(r, mo("−"), mu_val), mn_num(sigma, 3)), mo("+"), s("β"))
-    return (f'<div class="formula-row">'
-            f'{math(symbolic, display="block", label="LayerNorm of r equals gamma times (r minus mu) over sigma plus beta")}'
-            f'{math(live, display="block", label=f"here: gamma times (r minus {num(mu, 3)}) over {num(sigma, 3)} plus beta")}'
-            f'</div>')
+    return (
+        '<div class="formula-row">'
+        + math(symbolic, display="block", label="LayerNorm of r equals gamma times (r minus mu) over sigma plus beta")
+        + math(live, display="block", label=f"here: gamma times (r minus {num(mu, 3)}) over {num(sigma, 3)} plus beta")
+        + "</div>"
+    )
 
 
 def _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, labels, dims=None) -> list[str]:
@@ -229,18 +250,19 @@ def _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity,
     """
     a, b, r = names
     tips = []
-    for j in (range(len(total)) if dims is None else dims):
+    for j in range(len(total)) if dims is None else dims:
         what = f" · {labels[j]}" if labels[j] else ""
         affine = "" if identity else f"\nγ = {num(gamma[j], 3)}, β = {num(beta[j], 3)}"
         tips.append(
             f"dimension {j}{what}\n"
             f"{a} + {b} = {num(first[j], 3)} + {_signed(second[j])} = {num(total[j], 3)}\n"
-            f"LayerNorm: γ·({num(total[j], 3)} − {_signed(mu)}) / {num(sigma, 3)} + β = {num(out[j], 3)}{affine}")
+            f"LayerNorm: γ·({num(total[j], 3)} − {_signed(mu)}) / {num(sigma, 3)} + β = {num(out[j], 3)}{affine}"
+        )
     return tips
 
 
-PER_DIM_MAX = 256   # wider vectors: bars as images, the standing-out dims listed, the numbers folded
-TOP_DIMS = 8        # ... how many dims are listed
+PER_DIM_MAX = 256  # wider vectors: bars as images, the standing-out dims listed, the numbers folded
+TOP_DIMS = 8  # ... how many dims are listed
 OUTLIER_SIGMAS = 4  # ... a dim at least this many σ from μ is called out as an outlier
 
 
@@ -249,26 +271,34 @@ def _standing_out(total, mu: float, sigma: float, tips, dims, r_name: str, mu_s:
     and, when some are OUTLIER_SIGMAS·σ or more from μ, what that does to the others."""
     z = [(float(total[j]) - mu) / sigma for j in dims]  # display only: how many σ from μ
     # one Tab stop, arrow keys inside (a roving grid, as the hover columns of a narrower model)
-    items = "".join(f'<li{attr(tabindex=0 if k == 0 else -1, data_dim=j, data_tip=tip, data_grid_cell=True, data_i=0, data_j=k)}>'
-                    f'dim {j}: <strong>{num(float(total[j]), 2)}</strong> '
-                    f'<span class="muted">({num(zj, 1)} {sigma_s})</span></li>'
-                    for k, (j, tip, zj) in enumerate(zip(dims, tips, z)))
+    items = "".join(
+        f"<li{attr(tabindex=0 if k == 0 else -1, data_dim=j, data_tip=tip, data_grid_cell=True, data_i=0, data_j=k)}>"
+        f"dim {j}: <strong>{num(float(total[j]), 2)}</strong> "
+        f'<span class="muted">({num(zj, 1)} {sigma_s})</span></li>'
+        for k, (j, tip, zj) in enumerate(zip(dims, tips, z))
+    )
     far = [(j, zj) for j, zj in zip(dims, z) if abs(zj) >= OUTLIER_SIGMAS]
     note = ""
     if far:
         which = ", ".join(f"dim {j}" for j, _ in far)
-        note = (f'<p class="muted ln-note">{len(far)} {"dimension is" if len(far) == 1 else "dimensions are"} '
-                f"{OUTLIER_SIGMAS} or more {sigma_s} from {mu_s} ({esc(which)}): a few such outlier dimensions are "
-                f"common in trained transformers. They make {sigma_s} larger, so dividing by it shrinks every other "
-                f"entry; γ and β then rescale each dimension on its own.</p>")
-    return (f'<p class="muted ln-note">The {len(dims)} entries of {esc(r_name)} farthest from {mu_s} (hover or focus '
-            f'one for its numbers; arrow keys move):</p><ol class="ln-top" data-grid>{items}</ol>{note}')
+        note = (
+            f'<p class="muted ln-note">{len(far)} {"dimension is" if len(far) == 1 else "dimensions are"} '
+            f"{OUTLIER_SIGMAS} or more {sigma_s} from {mu_s} ({esc(which)}): a few such outlier dimensions are "
+            f"common in trained transformers. They make {sigma_s} larger, so dividing by it shrinks every other "
+            f"entry; γ and β then rescale each dimension on its own.</p>"
+        )
+    return (
+        f'<p class="muted ln-note">The {len(dims)} entries of {esc(r_name)} farthest from {mu_s} (hover or focus '
+        f'one for its numbers; arrow keys move):</p><ol class="ln-top" data-grid>{items}</ol>{note}'
+    )
 
 
 def _numbers(caption: str, headers, columns) -> str:
     """Every number of a wide block, folded: one line of text per vector (2 decimals), not one element per number."""
-    body = "".join(f'<p><strong>{esc(h)}</strong>: {", ".join(num(float(v), 2) for v in col)}</p>'
-                   for h, col in zip(headers, columns))
+    body = "".join(
+        f"<p><strong>{esc(h)}</strong>: {', '.join(num(float(v), 2) for v in col)}</p>"
+        for h, col in zip(headers, columns)
+    )
     return f'<details class="ln-numbers"><summary>{esc(caption)}, dim 0 first</summary>{body}</details>'
 
 
@@ -277,34 +307,69 @@ def _table(caption: str, headers, columns, labels, *, key: str) -> str:
     head = "".join(f'<th scope="col">{esc(h)}</th>' for h in headers)
     texts = [nums(np.asarray(c, dtype=float), 3) for c in columns]  # [column][dimension]
     body = "".join(
-        f'<tr><th>{j} {esc(labels[j])}</th>{"".join(f"<td>{t[j]}</td>" for t in texts)}</tr>'
-        for j in range(len(columns[0])))
-    table = (f'<table><caption>{esc(caption)}</caption><thead><tr><th scope="col">dimension</th>'
-             f'{head}</tr></thead><tbody>{body}</tbody></table>')
+        f"<tr><th>{j} {esc(labels[j])}</th>{''.join(f'<td>{t[j]}</td>' for t in texts)}</tr>"
+        for j in range(len(columns[0]))
+    )
+    table = (
+        f'<table><caption>{esc(caption)}</caption><thead><tr><th scope="col">dimension</th>'
+        f"{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
     return table_on_request(f"The {len(columns[0])} dimensions as a table", table, key=key)
 
 
 def _stats(mu: float, sigma: float, d: int, r_name: str, n: str, eps: float) -> str:
     k = subscript(n)
     mu_tip = f"μ{k}: the mean of the {d} entries of {r_name}; LayerNorm subtracts it"
-    sigma_tip = (f"σ{k} = √(variance + ε), ε = {eps:g}: the spread of the {d} entries of {r_name}; "
-                 f"LayerNorm divides by it")
-    return (f'<p class="ln-stats">'
-            f'<span{attr(class_="stat stat-mu", tabindex=0, data_tip=mu_tip, data_mu=data_num(mu))}>μ{k} = {esc(num(mu, 3))}</span> '
-            f'<span{attr(class_="stat stat-sigma", tabindex=0, data_tip=sigma_tip, data_sigma=data_num(sigma))}>σ{k} = {esc(num(sigma, 3))}</span></p>')
+    sigma_tip = (
+        f"σ{k} = √(variance + ε), ε = {eps:g}: the spread of the {d} entries of {r_name}; LayerNorm divides by it"
+    )
+    return (
+        '<p class="ln-stats">'
+        "<span"
+        + attr(class_="stat stat-mu", tabindex=0, data_tip=mu_tip, data_mu=data_num(mu))
+        + f">μ{k} = {esc(num(mu, 3))}</span> "
+        "<span"
+        + attr(class_="stat stat-sigma", tabindex=0, data_tip=sigma_tip, data_sigma=data_num(sigma))
+        + f">σ{k} = {esc(num(sigma, 3))}</span></p>"
+    )
 
 
 def _axis(d: int, regions) -> str:
-    """Under the bars: what each stretch of dimensions holds in the model (its DimRegions), and the dimension numbers."""
-    spans = "".join(f'<span{attr(class_="dim-region", style=f"flex: {r.stop - r.start} 1 0", title=f"dims {r.start}–{r.stop - 1}: {r.label}")}>'
-                    f'{esc(r.label)}</span>' for r in regions)
-    return (f'<div class="vec-axis" aria-hidden="true"><div class="dim-regions">{spans}</div>'
-            f'<div class="dim-ends"><span>dim 0</span><span>dim {d - 1}</span></div></div>')
+    """Under the bars: what each stretch of dimensions holds in the model (its DimRegions), and the dimension
+    numbers."""
+    spans = "".join(
+        "<span"
+        + attr(
+            class_="dim-region", style=f"flex: {r.stop - r.start} 1 0", title=f"dims {r.start}–{r.stop - 1}: {r.label}"
+        )
+        + f">{esc(r.label)}</span>"
+        for r in regions
+    )
+    return (
+        f'<div class="vec-axis" aria-hidden="true"><div class="dim-regions">{spans}</div>'
+        f'<div class="dim-ends"><span>dim 0</span><span>dim {d - 1}</span></div></div>'
+    )
 
 
-def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: float, sigma: float,
-           out, gamma, beta, out_name: str, eps: float, model, listed_above: bool = False,
-           tips_on_demand: bool = False) -> str:
+def _block(
+    *,
+    key: str,
+    n: str,
+    title: str,
+    intro: str,
+    summands,
+    total,
+    mu: float,
+    sigma: float,
+    out,
+    gamma,
+    beta,
+    out_name: str,
+    eps: float,
+    model,
+    listed_above: bool = False,
+    tips_on_demand: bool = False,
+) -> str:
     """One residual + LayerNorm: the two summands, their sum with μ/σ lines, and the normalised output.
 
     summands: ((values [d], name, note), (values [d], name, note)); total [d] is their sum
@@ -315,35 +380,78 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
     """
     (first, a, a_note), (second, b, b_note) = summands
     # plain Python floats: formatting 2 x 1,500 numbers is several times faster than from np.float64
-    first, second, total, out, gamma, beta = (np.asarray(v, dtype=float).tolist()
-                                              for v in (first, second, total, out, gamma, beta))
+    first, second, total, out, gamma, beta = (
+        np.asarray(v, dtype=float).tolist() for v in (first, second, total, out, gamma, beta)
+    )
     r_name = f"{a} + {b}"
     d = len(total)
     wide = d > PER_DIM_MAX  # bars as images, standing-out dims listed, numbers folded
     identity = _is_identity_affine(gamma, beta)
     mu_s, sigma_s = "μ" + subscript(n), "σ" + subscript(n)
     limit_in = symmetric_limit(first, second, total, np.array([abs(mu) + sigma]))  # μ ± σ stays in view
-    charts = [bar_row(first, limit_in, name=a, note=a_note, key=f"{key}-a", image=wide),
-              bar_row(second, limit_in, name=b, note=b_note, key=f"{key}-b", image=wide),
-              bar_row(total, limit_in, name=r_name, note="their sum, same scale", key=f"{key}-sum", image=wide,
-                      lines=((mu, "ref-mu", f"— {mu_s} = {num(mu, 3)}"), (mu + sigma, "ref-sigma", f"┄ {mu_s} ± {sigma_s}"),
-                             (mu - sigma, "ref-sigma", "")))]
+    charts = [
+        bar_row(first, limit_in, name=a, note=a_note, key=f"{key}-a", image=wide),
+        bar_row(second, limit_in, name=b, note=b_note, key=f"{key}-b", image=wide),
+        bar_row(
+            total,
+            limit_in,
+            name=r_name,
+            note="their sum, same scale",
+            key=f"{key}-sum",
+            image=wide,
+            lines=(
+                (mu, "ref-mu", f"— {mu_s} = {num(mu, 3)}"),
+                (mu + sigma, "ref-sigma", f"┄ {mu_s} ± {sigma_s}"),
+                (mu - sigma, "ref-sigma", ""),
+            ),
+        ),
+    ]
     limit_out = symmetric_limit(out, np.array([1.0]))
     if identity:
-        charts.append(bar_row(out, limit_out, name=f"({r_name} − {mu_s}) / {sigma_s} = {out_name}",
-                              note="mean 0, spread 1; γ = 1 and β = 0 in this model", key=f"{key}-out", image=wide,
-                              lines=((0.0, "ref-mu", "— 0"), (1.0, "ref-sigma", "┄ ±1"), (-1.0, "ref-sigma", ""))))
+        charts.append(
+            bar_row(
+                out,
+                limit_out,
+                name=f"({r_name} − {mu_s}) / {sigma_s} = {out_name}",
+                note="mean 0, spread 1; γ = 1 and β = 0 in this model",
+                key=f"{key}-out",
+                image=wide,
+                lines=((0.0, "ref-mu", "— 0"), (1.0, "ref-sigma", "┄ ±1"), (-1.0, "ref-sigma", "")),
+            )
+        )
         note = ""
     else:
         learned = " (learned; the same for every token)" if wide else ""
-        charts += [bar_row(gamma, symmetric_limit(gamma), name="γ", note="scale, per dimension" + learned,
-                           key=f"{key}-gamma", image=wide),
-                   bar_row(beta, symmetric_limit(beta), name="β", note="shift, per dimension" + learned,
-                           key=f"{key}-beta", image=wide),
-                   bar_row(out, limit_out, name=f"{out_name} = γ ⊙ ({r_name} − {mu_s}) / {sigma_s} + β", note="",
-                           key=f"{key}-out", image=wide)]
-        note = ('<p class="muted ln-note">The normalised vector before γ and β is not drawn: the trace records '
-                'only the LayerNorm output.</p>')
+        charts += [
+            bar_row(
+                gamma,
+                symmetric_limit(gamma),
+                name="γ",
+                note="scale, per dimension" + learned,
+                key=f"{key}-gamma",
+                image=wide,
+            ),
+            bar_row(
+                beta,
+                symmetric_limit(beta),
+                name="β",
+                note="shift, per dimension" + learned,
+                key=f"{key}-beta",
+                image=wide,
+            ),
+            bar_row(
+                out,
+                limit_out,
+                name=f"{out_name} = γ ⊙ ({r_name} − {mu_s}) / {sigma_s} + β",
+                note="",
+                key=f"{key}-out",
+                image=wide,
+            ),
+        ]
+        note = (
+            '<p class="muted ln-note">The normalised vector before γ and β is not drawn: the trace records '
+            "only the LayerNorm output.</p>"
+        )
     names = (a, b, r_name)
     headers, columns = [a, b, r_name, out_name], [first, second, total, out]
     if wide:
@@ -351,22 +459,33 @@ def _block(*, key: str, n: str, title: str, intro: str, summands, total, mu: flo
         tips = _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, model.dim_names, far)
         hover = _standing_out(total, mu, sigma, tips, far, r_name, mu_s, sigma_s)
         skip = 1 if listed_above else 0  # h is the first block's output, listed there
-        table = _numbers(f"All {d} numbers of " + (f"{b}, {r_name} and {out_name} ({a} is listed above)" if skip else
-                                                   f"{a}, {b}, their sum and {out_name}"),
-                         headers[skip:], columns[skip:])
+        table = _numbers(
+            f"All {d} numbers of "
+            + (
+                f"{b}, {r_name} and {out_name} ({a} is listed above)" if skip else f"{a}, {b}, their sum and {out_name}"
+            ),
+            headers[skip:],
+            columns[skip:],
+        )
     else:
-        tips = ([None] * d if tips_on_demand else
-                _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, model.dim_names))
+        tips = (
+            [None] * d
+            if tips_on_demand
+            else _ln_tips(first, second, total, out, mu, sigma, gamma, beta, names, identity, model.dim_names)
+        )
         hover = dimension_hits(tips, label=f"{d} dimensions of {r_name}: arrow keys step through them")
         table = _table(f"{title}: the {d} dimensions", headers, columns, model.dim_names, key=f"{key}-table")
     stack = f'<div class="vec-stack">{"".join(charts)}{"" if wide else hover}</div>'
-    return (f'<section{attr(class_="ln-block", data_block=key, data_mu=data_num(mu), data_sigma=data_num(sigma), data_d=d)}>'
-            f'<h4 class="ln-title">{esc(title)}</h4><p class="ln-intro" data-export-label="">{intro}</p>'
-            f'{_formula(mu, sigma, n)}'
-            f'<p class="ln-where muted">where r = {esc(r_name)}; {mu_s} and {sigma_s} are the mean and standard '
-            f'deviation of its {d} entries.</p>'
-            f'{_stats(mu, sigma, d, r_name, n, eps)}'
-            f'{stack}{_axis(d, model.dim_regions)}{hover if wide else ""}{note}{table}</section>')
+    return (
+        "<section"
+        + attr(class_="ln-block", data_block=key, data_mu=data_num(mu), data_sigma=data_num(sigma), data_d=d)
+        + f'><h4 class="ln-title">{esc(title)}</h4><p class="ln-intro" data-export-label="">{intro}</p>'
+        f"{_formula(mu, sigma, n)}"
+        f'<p class="ln-where muted">where r = {esc(r_name)}; {mu_s} and {sigma_s} are the mean and standard '
+        f"deviation of its {d} entries.</p>"
+        f"{_stats(mu, sigma, d, r_name, n, eps)}"
+        f"{stack}{_axis(d, model.dim_regions)}{hover if wide else ''}{note}{table}</section>"
+    )
 
 
 def _x_note(computed) -> str:
@@ -383,20 +502,43 @@ def _blocks(computed, i: int) -> tuple[dict, dict]:
     tr, p = computed.trace, computed.params
     return (
         dict(
-            key="ln1", n="1", title="After attention: h = LayerNorm(x + MHA(x))",
-            intro=("Attention does not replace the token's vector: its output MHA(x) is <em>added</em> to x "
-                   "(the residual connection), so the token keeps what it was and gains what it gathered, and a "
-                   "stack of many layers can be trained: each only adds a correction. LayerNorm then re-centres "
-                   "the sum on 0 and rescales it to unit spread, so the signal keeps its scale from layer to layer."),
+            key="ln1",
+            n="1",
+            title="After attention: h = LayerNorm(x + MHA(x))",
+            intro=(
+                "Attention does not replace the token's vector: its output MHA(x) is <em>added</em> to x "
+                "(the residual connection), so the token keeps what it was and gains what it gathered, and a "
+                "stack of many layers can be trained: each only adds a correction. LayerNorm then re-centres "
+                "the sum on 0 and rescales it to unit spread, so the signal keeps its scale from layer to layer."
+            ),
             summands=((tr.x[i], "x", _x_note(computed)), (tr.attn_out[i], "MHA(x)", "attention output")),
-            total=tr.resid1[i], mu=float(tr.ln1_mean[i]), sigma=float(tr.ln1_std[i]), out=tr.ln1[i],
-            gamma=p.ln1_gamma, beta=p.ln1_beta, out_name="h", eps=tr.eps, model=computed.model),
+            total=tr.resid1[i],
+            mu=float(tr.ln1_mean[i]),
+            sigma=float(tr.ln1_std[i]),
+            out=tr.ln1[i],
+            gamma=p.ln1_gamma,
+            beta=p.ln1_beta,
+            out_name="h",
+            eps=tr.eps,
+            model=computed.model,
+        ),
         dict(
-            key="ln2", n="2", title="After the feed-forward network: out = LayerNorm(h + FFN(h))",
+            key="ln2",
+            n="2",
+            title="After the feed-forward network: out = LayerNorm(h + FFN(h))",
             intro="The same again around the feed-forward network: its output is added to h and the sum is normalised.",
             summands=((tr.ln1[i], "h", "from above"), (tr.ffn_out[i], "FFN(h)", "feed-forward output")),
-            total=tr.resid2[i], mu=float(tr.ln2_mean[i]), sigma=float(tr.ln2_std[i]), out=tr.out[i],
-            gamma=p.ln2_gamma, beta=p.ln2_beta, out_name="out", eps=tr.eps, model=computed.model, listed_above=True),
+            total=tr.resid2[i],
+            mu=float(tr.ln2_mean[i]),
+            sigma=float(tr.ln2_std[i]),
+            out=tr.out[i],
+            gamma=p.ln2_gamma,
+            beta=p.ln2_beta,
+            out_name="out",
+            eps=tr.eps,
+            model=computed.model,
+            listed_above=True,
+        ),
     )
 
 
@@ -407,11 +549,25 @@ def dimension_tip(computed, i: int, key: str, j: int) -> str:
     if kw is None or not 0 <= j < len(kw["total"]):
         return ""
     (first, a, _), (second, b, _) = kw["summands"]
-    vectors = [np.asarray(v, dtype=float).tolist() for v in (first, second, kw["total"], kw["out"], kw["gamma"], kw["beta"])]
+    vectors = [
+        np.asarray(v, dtype=float).tolist() for v in (first, second, kw["total"], kw["out"], kw["gamma"], kw["beta"])
+    ]
     identity = _is_identity_affine(vectors[4], vectors[5])
     first, second, total, out, gamma, beta = vectors
-    return _ln_tips(first, second, total, out, kw["mu"], kw["sigma"], gamma, beta, (a, b, f"{a} + {b}"), identity,
-                    computed.model.dim_names, [j])[0]
+    return _ln_tips(
+        first,
+        second,
+        total,
+        out,
+        kw["mu"],
+        kw["sigma"],
+        gamma,
+        beta,
+        (a, b, f"{a} + {b}"),
+        identity,
+        computed.model.dim_names,
+        [j],
+    )[0]
 
 
 def render(state, computed, *, tips_on_demand: bool = False) -> str:
@@ -422,18 +578,27 @@ def render(state, computed, *, tips_on_demand: bool = False) -> str:
     tr = computed.trace
     i = state.query
     token = computed.tokens[i]
-    heading = (f'<h3 class="ln-heading">Query token <q class="tok">{esc(clip_label(token, 24))}</q> '
-               f'<span class="muted">(position {i}, d_model = {tr.d_model})</span></h3>')
+    heading = (
+        f'<h3 class="ln-heading">Query token <q class="tok">{esc(clip_label(token, 24))}</q> '
+        f'<span class="muted">(position {i}, d_model = {tr.d_model})</span></h3>'
+    )
     first, second = (_block(**kw, tips_on_demand=tips_on_demand) for kw in _blocks(computed, i))
-    hover = ("Hover or focus the bars (arrow keys move) for each dimension's numbers."
-             if tr.d_model <= PER_DIM_MAX else
-             f"Each chart shows all {tr.d_model} dimensions, left to right; the ones that stand out are listed "
-             "under each block with their numbers, and every number is in the folded listing.")
-    legend = scale_legend("−", "+", what="bar height and colour: negative (orange), 0, positive (blue); each row's "
-                                           f"scale is printed next to its name. {hover}")
+    hover = (
+        "Hover or focus the bars (arrow keys move) for each dimension's numbers."
+        if tr.d_model <= PER_DIM_MAX
+        else f"Each chart shows all {tr.d_model} dimensions, left to right; the ones that stand out are listed "
+        "under each block with their numbers, and every number is in the folded listing."
+    )
+    legend = gradient_legend(
+        "−",
+        "+",
+        what="bar height and colour: negative (orange), 0, positive (blue); each row's "
+        f"scale is printed next to its name. {hover}",
+    )
     # the second sum and LayerNorm work as the first: folded, one click away (data-keep: open across redraws)
-    again = (f'<details{attr(class_="more-inline", data_keep="ln-after-ffn")}><summary>The same after the '
-             'feed-forward network: out = LayerNorm(h + FFN(h))</summary>'
-             f'{second}</details>')
-    return (f'<div{attr(class_="ln-panel", data_view="layernorm", data_query=i)}>{heading}{legend}'
-            f'{first}{again}</div>')
+    again = (
+        f"<details{attr(class_='more-inline', data_keep='ln-after-ffn')}><summary>The same after the "
+        "feed-forward network: out = LayerNorm(h + FFN(h))</summary>"
+        f"{second}</details>"
+    )
+    return f"<div{attr(class_='ln-panel', data_view='layernorm', data_query=i)}>{heading}{legend}{first}{again}</div>"

@@ -4,6 +4,7 @@ Every string that came from a reader, a URL or the model's lexicon passes throug
 `esc` (element text) or `attr` (attribute values) before it reaches markup; views
 never build markup from raw text any other way.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,14 @@ def esc(text) -> str:
 
     What html.escape(text, quote=True) does, written out: importing `html` (and its table of
     entities) took ~70 ms of the worker's start-up in Pyodide, for these five replacements."""
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&#x27;"))
+    return (
+        str(text)
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#x27;")
+    )
 
 
 def attr(**attrs) -> str:
@@ -105,8 +112,10 @@ def rounding_note(numbers: str = "Numbers in the cells", whole: str = "a row") -
     """What every picture printing percent_labels must say (plain text): they are rounded one by one, so
     `whole` (the labels of one row) may add up to a little more or less than 100."""
     # a no-break space: a narrow column never wraps "%" away from its number
-    return (f"{numbers} are percentages, each rounded on its own (<1: above 0 but under 0.5\u00a0%), "
-            f"so {whole} may not add up to exactly 100.")
+    return (
+        f"{numbers} are percentages, each rounded on its own (<1: above 0 but under 0.5\u00a0%), "
+        f"so {whole} may not add up to exactly 100."
+    )
 
 
 ROUNDING_NOTE = rounding_note()
@@ -141,9 +150,11 @@ def table_on_request(summary: str, table: str, *, key: str) -> str:
     """
     # a wide table scrolls sideways in its box, which the keyboard can then reach (focusable, named);
     # data-export-label="": a saved figure leaves the table out (export.js)
-    return (f'<details{attr(class_="numbers-table", data_keep=key, data_export_label="")}><summary>{esc(summary)}</summary>'
-            f'<template data-on-open><div{attr(class_="table-scroll", tabindex=0, role="group", aria_label=summary)}>'
-            f'{table}</div></template></details>')
+    return (
+        f"<details{attr(class_='numbers-table', data_keep=key, data_export_label='')}><summary>{esc(summary)}</summary>"
+        f"<template data-on-open><div{attr(class_='table-scroll', tabindex=0, role='group', aria_label=summary)}>"
+        f"{table}</div></template></details>"
+    )
 
 
 def patch_op(sel: str, values, **kind) -> dict:

@@ -6,6 +6,7 @@ Small builders that compose into MathML strings; every leaf is escaped. Example:
 
 Numbers go through `mn_num`, which formats like views.markup.num (real minus sign).
 """
+
 from __future__ import annotations
 
 from .markup import esc, num

@@ -26,6 +26,7 @@ which dimensions (and so which input facts) carry that score. When the strongest
 key is a special token of a trained model, it says what the trace shows about
 that "sink": how short its value vector is, so how little the attention brings.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,10 +38,10 @@ from .colors import signed_strength
 from .explain import head_ref
 from .markup import attr, clip_label, data_num, esc, num, pct
 
-MAX_LISTED = 8       # dimensions listed by name; the rest are summed into one row
-MIN_SHARE = 0.02     # ... and only those carrying at least 2 % of the total |terms|
-MAX_SOURCES = 4      # input dimensions named per q or k entry
-DOMINANT = 0.25      # the why line names a dimension's sources when it carries >= 25 % of |terms|
+MAX_LISTED = 8  # dimensions listed by name; the rest are summed into one row
+MIN_SHARE = 0.02  # ... and only those carrying at least 2 % of the total |terms|
+MAX_SOURCES = 4  # input dimensions named per q or k entry
+DOMINANT = 0.25  # the why line names a dimension's sources when it carries >= 25 % of |terms|
 
 
 def chosen_key(state, trace, h: int) -> tuple[int, bool]:
@@ -95,17 +96,30 @@ def _signed(x: float) -> str:
 def _term_bar(value: float, limit: float) -> str:
     sign, strength = signed_strength(value, limit)
     width = 0 if limit <= 0 else min(100.0, 100 * abs(value) / limit)
-    return (f'<span class="qk-bar"><span class="qk-bar-fill is-{sign}" style="width:{width:.1f}%;'
-            f'opacity:{0.35 + 0.65 * strength:.2f}"></span></span>')
+    return (
+        f'<span class="qk-bar"><span class="qk-bar-fill is-{sign}" style="width:{width:.1f}%;'
+        f'opacity:{0.35 + 0.65 * strength:.2f}"></span></span>'
+    )
 
 
 def _key_picker(tokens, mask_row, j: int, i: int) -> str:
     buttons = "".join(
-        f'<button{attr(type="button", class_="chip qk-key is-key" if k == j else "chip qk-key", data_event="set_key", data_value=k, aria_pressed="true" if k == j else "false", disabled=not bool(mask_row[k]))}>'
-        f'<span class="chip-index">{k}</span>{esc(clip_label(t, 14))}</button>'
-        for k, t in enumerate(tokens))
-    return (f'<div class="qk-keys" role="group" aria-label="Choose the key j whose score with query {i} is taken apart">'
-            f'<span class="qk-keys-label">Key <var>j</var>:</span>{buttons}</div>')
+        "<button"
+        + attr(
+            type="button",
+            class_="chip qk-key is-key" if k == j else "chip qk-key",
+            data_event="set_key",
+            data_value=k,
+            aria_pressed="true" if k == j else "false",
+            disabled=not bool(mask_row[k]),
+        )
+        + f'><span class="chip-index">{k}</span>{esc(clip_label(t, 14))}</button>'
+        for k, t in enumerate(tokens)
+    )
+    return (
+        f'<div class="qk-keys" role="group" aria-label="Choose the key j whose score with query {i} is taken apart">'
+        f'<span class="qk-keys-label">Key <var>j</var>:</span>{buttons}</div>'
+    )
 
 
 def render(state, computed) -> str:
@@ -113,73 +127,115 @@ def render(state, computed) -> str:
     h, i, toks = state.head, state.query, computed.tokens
     d_k = tr.d_head
     j, auto = chosen_key(state, tr, h)
-    q, k = tr.q[h, i], tr.k[h, j]                       # [d_k] each
-    terms = core.dot_product_terms(q, k)                # [d_k], sums to the score
+    q, k = tr.q[h, i], tr.k[h, j]  # [d_k] each
+    terms = core.dot_product_terms(q, k)  # [d_k], sums to the score
     score = float(tr.scores[h, i, j])
     dims = listed_dims(terms)
     other = float(terms.sum() - sum(float(terms[d]) for d in dims))
     limit = float(np.abs(terms).max()) if len(terms) else 0.0
-    col0 = h * d_k                                      # the head's first column in W_Q, W_K
+    col0 = h * d_k  # the head's first column in W_Q, W_K
     named = any(model.dim_names)  # input dims with names: trace each entry back to them
     rows = []
     for d in dims:
-        tip = (f"dimension {d} of head {h + 1}:\nq_{i}[{d}] = {num(q[d], 3)}, k_{j}[{d}] = {num(k[d], 3)}\n"
-               f"product = {num(terms[d], 3)}")
+        tip = (
+            f"dimension {d} of head {h + 1}:\nq_{i}[{d}] = {num(q[d], 3)}, k_{j}[{d}] = {num(k[d], 3)}\n"
+            f"product = {num(terms[d], 3)}"
+        )
         src = ""
         if named:
             q_src = sources(model, tr.x[i], p.w_q, p.b_q[col0 + d], col0 + d)
             k_src = sources(model, tr.x[j], p.w_k, p.b_k[col0 + d], col0 + d)
-            src = (f'<td class="qk-src"><span class="qk-src-line"><var>q</var> = {esc(_sum_text(*q_src, float(q[d])))}</span>'
-                   f'<span class="qk-src-line"><var>k</var> = {esc(_sum_text(*k_src, float(k[d])))}</span></td>')
+            src = (
+                '<td class="qk-src">'
+                f'<span class="qk-src-line"><var>q</var> = {esc(_sum_text(*q_src, float(q[d])))}</span>'
+                f'<span class="qk-src-line"><var>k</var> = {esc(_sum_text(*k_src, float(k[d])))}</span></td>'
+            )
         rows.append(
-            f'<tr{attr(data_term=True, data_dim=d, data_value=data_num(terms[d]), tabindex=0, data_tip=tip)}>'
+            f"<tr{attr(data_term=True, data_dim=d, data_value=data_num(terms[d]), tabindex=0, data_tip=tip)}>"
             f'<th scope="row">{d}</th><td class="num">{num(q[d], 2)}</td><td class="num">{num(k[d], 2)}</td>'
-            f'<td class="num qk-product">{_term_bar(float(terms[d]), limit)}{num(terms[d], 2)}</td>{src}</tr>')
+            f'<td class="num qk-product">{_term_bar(float(terms[d]), limit)}{num(terms[d], 2)}</td>{src}</tr>'
+        )
     n_other = d_k - len(dims)
     if n_other:
-        rest = ('<td class="qk-src muted">' + ("each under 2 % of the total" if dims else "all of them") + "</td>"
-                if named else "")
-        rows.append(f'<tr{attr(data_term=True, data_dim="other", data_value=data_num(other))} class="qk-other">'
-                    f'<th scope="row" colspan="3">all other {n_other} dimensions together</th>'
-                    f'<td class="num qk-product">{_term_bar(other, limit)}{num(other, 2)}</td>{rest}</tr>')
+        rest = (
+            '<td class="qk-src muted">' + ("each under 2 % of the total" if dims else "all of them") + "</td>"
+            if named
+            else ""
+        )
+        rows.append(
+            f'<tr{attr(data_term=True, data_dim="other", data_value=data_num(other))} class="qk-other">'
+            f'<th scope="row" colspan="3">all other {n_other} dimensions together</th>'
+            f'<td class="num qk-product">{_term_bar(other, limit)}{num(other, 2)}</td>{rest}</tr>'
+        )
     why = "the key it attends to most" if auto else "your choice (hover, focus or click a cell or bar)"
     scaled, weight = float(tr.scaled_scores[h, i, j]), float(tr.weights[h, i, j])
     steps = m.math(
-        m.row(m.indexed("q", str(i)), m.mo("·"), m.indexed("k", str(j)), m.mo("="), m.mn_num(score, 2),
-              m.mo("→"), m.frac(m.mn_num(score, 2), m.row(m.mn_num(tr.scale, 2), m.mo("×"), m.mn_num(tr.temperature, 2))),
-              m.mo("="), m.mn_num(scaled, 2), m.mo("→"), m.sub(m.mtext("softmax"), m.mi("j")), m.mo("="),
-              m.mn(pct(weight))),
+        m.row(
+            m.indexed("q", str(i)),
+            m.mo("·"),
+            m.indexed("k", str(j)),
+            m.mo("="),
+            m.mn_num(score, 2),
+            m.mo("→"),
+            m.frac(m.mn_num(score, 2), m.row(m.mn_num(tr.scale, 2), m.mo("×"), m.mn_num(tr.temperature, 2))),
+            m.mo("="),
+            m.mn_num(scaled, 2),
+            m.mo("→"),
+            m.sub(m.mtext("softmax"), m.mi("j")),
+            m.mo("="),
+            m.mn(pct(weight)),
+        ),
         display="block",
         label=f"q {i} dot k {j} equals {num(score, 2)}; divided by {num(tr.scale, 2)} times {num(tr.temperature, 2)} "
-              f"gives {num(scaled, 2)}; after the softmax over the row the weight is {pct(weight)}")
+        f"gives {num(scaled, 2)}; after the softmax over the row the weight is {pct(weight)}",
+    )
     head = head_ref(h, computed.heads[h])
     d_model = tr.x.shape[1]
     if named:
-        trail = ("Each <var>q</var> and <var>k</var> entry is in turn a sum over the token's input vector <var>x</var> "
-                 "times one column of <var>W</var><sub>Q</sub> or <var>W</var><sub>K</sub>: the last column names the "
-                 "input dimensions it comes from.")
+        trail = (
+            "Each <var>q</var> and <var>k</var> entry is in turn a sum over the token's input vector <var>x</var> "
+            "times one column of <var>W</var><sub>Q</sub> or <var>W</var><sub>K</sub>: the last column names the "
+            "input dimensions it comes from."
+        )
     else:
         carried = float(np.abs(terms[dims]).sum() / np.abs(terms).sum()) if dims else 0.0
-        trail = ((f"The {len(dims)} listed carry {pct(carried, 0)} of the total size of the terms. " if dims else "")
-                 + f"Each <var>q</var> and <var>k</var> entry is in turn a sum over all {d_model} dimensions of the "
-                 f"token's input vector <var>x</var> (plus a bias), and in a trained model none of them has a name, "
-                 f"so the trail ends at these {d_k} terms: no single fact about the two words can be read off.")
-    src_head = ('<th scope="col">where <var>q</var> and <var>k</var> come from</th>' if named else "")
-    return (f'<div{attr(class_="qk-dot", data_view="qk-dot", data_score=data_num(score), data_i=i, data_j=j, data_head=h, data_layer=state.layer, data_auto="true" if auto else "false")}>'
-            f'<p class="qk-lede">Query <q class="tok">{esc(toks[i])}</q> ({i}) and key <q class="tok">{esc(toks[j])}</q> '
-            f'({j}, {esc(why)}), {esc(head)}. The raw score is a sum of {d_k} products, '
-            f'one per dimension of the head; these carry it. {trail}</p>'
-            f'{_key_picker(toks, tr.mask[i], j, i)}'
-            f'<div class="figure qk-table-wrap" tabindex="0" role="group" aria-label="The terms of the score">'
-            f'<table class="qk-terms">'
-            f'<caption class="sr-only">q_{i}·k_{j} of head {h + 1}, term by term</caption>'
-            f'<thead><tr><th scope="col">dim <var>d</var></th><th scope="col"><var>q</var><sub>{i}</sub>[<var>d</var>]</th>'
-            f'<th scope="col"><var>k</var><sub>{j}</sub>[<var>d</var>]</th><th scope="col">product</th>'
-            f'{src_head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody>'
-            f'<tfoot><tr><th scope="row" colspan="3">sum: <var>q</var><sub>{i}</sub>·<var>k</var><sub>{j}</sub></th>'
-            f'<td class="num qk-product"><strong>{num(score, 2)}</strong></td>{"<td></td>" if named else ""}</tr></tfoot></table></div>'
-            f'<div class="figure qk-steps" tabindex="0" role="group" aria-label="From the score to the weight">{steps}</div></div>')
+        trail = (
+            (f"The {len(dims)} listed carry {pct(carried, 0)} of the total size of the terms. " if dims else "")
+            + f"Each <var>q</var> and <var>k</var> entry is in turn a sum over all {d_model} dimensions of the "
+            f"token's input vector <var>x</var> (plus a bias), and in a trained model none of them has a name, "
+            f"so the trail ends at these {d_k} terms: no single fact about the two words can be read off."
+        )
+    src_head = '<th scope="col">where <var>q</var> and <var>k</var> come from</th>' if named else ""
+    return (
+        "<div"
+        + attr(
+            class_="qk-dot",
+            data_view="qk-dot",
+            data_score=data_num(score),
+            data_i=i,
+            data_j=j,
+            data_head=h,
+            data_layer=state.layer,
+            data_auto="true" if auto else "false",
+        )
+        + ">"
+        f'<p class="qk-lede">Query <q class="tok">{esc(toks[i])}</q> ({i}) and key <q class="tok">{esc(toks[j])}</q> '
+        f"({j}, {esc(why)}), {esc(head)}. The raw score is a sum of {d_k} products, "
+        f"one per dimension of the head; these carry it. {trail}</p>"
+        f"{_key_picker(toks, tr.mask[i], j, i)}"
+        f'<div class="figure qk-table-wrap" tabindex="0" role="group" aria-label="The terms of the score">'
+        f'<table class="qk-terms">'
+        f'<caption class="sr-only">q_{i}·k_{j} of head {h + 1}, term by term</caption>'
+        f'<thead><tr><th scope="col">dim <var>d</var></th><th scope="col"><var>q</var><sub>{i}</sub>[<var>d</var>]</th>'
+        f'<th scope="col"><var>k</var><sub>{j}</sub>[<var>d</var>]</th><th scope="col">product</th>'
+        f"{src_head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody>"
+        f'<tfoot><tr><th scope="row" colspan="3">sum: <var>q</var><sub>{i}</sub>·<var>k</var><sub>{j}</sub></th>'
+        f'<td class="num qk-product"><strong>{num(score, 2)}</strong></td>{"<td></td>" if named else ""}'
+        "</tr></tfoot></table></div>"
+        '<div class="figure qk-steps" tabindex="0" role="group" aria-label="From the score to the weight">'
+        f"{steps}</div></div>"
+    )
 
 
 def why_line(state, computed) -> str:
@@ -193,29 +249,38 @@ def why_line(state, computed) -> str:
     w = pct(float(tr.weights[h, i, j]), 1)
     start = f"With {head}, “{toks[i]}” looks most at “{toks[j]}” ({w})"
     if j in computed.run.special:
-        reason = (_sink_reason(tr, h, i, j, computed.run.special, toks) if computed.embedding.learned else
-                  f": a special token, not a word. This head has nothing to look for in this sentence "
-                  f"for “{toks[i]}”, so it rests its attention there (no-op attention).")
+        reason = (
+            _sink_reason(tr, h, i, j, computed.run.special, toks)
+            if computed.embedding.learned
+            else f": a special token, not a word. This head has nothing to look for in this sentence "
+            f"for “{toks[i]}”, so it rests its attention there (no-op attention)."
+        )
     else:
         terms = core.dot_product_terms(tr.q[h, i], tr.k[h, j])
         total = float(np.abs(terms).sum())
         d = int(np.argmax(np.abs(terms))) if total else -1
         if d < 0:
-            reason = f": every score in this row is 0, so the weights are equal."
+            reason = ": every score in this row is 0, so the weights are equal."
         elif abs(float(terms[d])) >= DOMINANT * total and any(model.dim_names):
             col = h * tr.d_head + d
             q_names = [n for n, v in sources(model, tr.x[i], p.w_q, 0.0, col)[0]]
             k_names = [n for n, v in sources(model, tr.x[j], p.w_k, 0.0, col)[0]]
             share = pct(abs(float(terms[d])) / total, 0)
-            reason = (f". Its score Q·K = {num(float(tr.scores[h, i, j]), 1)} comes {share} from dimension {d}, "
-                      f"where the query reads {', '.join(q_names) or 'nothing'} and the key reads "
-                      f"{', '.join(k_names) or 'nothing'}.")
+            reason = (
+                f". Its score Q·K = {num(float(tr.scores[h, i, j]), 1)} comes {share} from dimension {d}, "
+                f"where the query reads {', '.join(q_names) or 'nothing'} and the key reads "
+                f"{', '.join(k_names) or 'nothing'}."
+            )
         elif abs(float(terms[d])) >= DOMINANT * total:  # no names to read: say how concentrated it is
-            reason = (f". Its score Q·K = {num(float(tr.scores[h, i, j]), 1)} comes "
-                      f"{pct(abs(float(terms[d])) / total, 0)} from dimension {d} of the head's {tr.d_head}.")
+            reason = (
+                f". Its score Q·K = {num(float(tr.scores[h, i, j]), 1)} comes "
+                f"{pct(abs(float(terms[d])) / total, 0)} from dimension {d} of the head's {tr.d_head}."
+            )
         else:
-            reason = (f". Its score Q·K = {num(float(tr.scores[h, i, j]), 1)} is spread over many dimensions "
-                      f"(the largest carries {pct(abs(float(terms[d])) / total, 0)}).")
+            reason = (
+                f". Its score Q·K = {num(float(tr.scores[h, i, j]), 1)} is spread over many dimensions "
+                f"(the largest carries {pct(abs(float(terms[d])) / total, 0)})."
+            )
     return f'<p class="query-why" data-view="query-why" data-j="{j}">{esc(start + reason)}</p>'
 
 
@@ -231,8 +296,12 @@ def _sink_reason(tr, h: int, i: int, j: int, special, toks) -> str:
     here = float(norms[j])
     lengths = f"‖v‖ = {num(here, 2)}, against {num(mean, 2)} on average for the words"
     if mean > 0 and here < SHORT_VALUE * mean:
-        return (f": a special token, not a word. Its value vector is short here ({lengths}), so the attention "
-                f"parked on it brings back little: a “sink”, close to a no-op. Trained heads often rest there when "
-                f"what they look for is not in the sentence.")
-    return (f": a special token, not a word. Trained heads often rest on it when what they look for is not in the "
-            f"sentence, but here its value vector is not short ({lengths}), so it does hand something over.")
+        return (
+            f": a special token, not a word. Its value vector is short here ({lengths}), so the attention "
+            f"parked on it brings back little: a “sink”, close to a no-op. Trained heads often rest there when "
+            f"what they look for is not in the sentence."
+        )
+    return (
+        f": a special token, not a word. Trained heads often rest on it when what they look for is not in the "
+        f"sentence, but here its value vector is not short ({lengths}), so it does hand something over."
+    )
