@@ -1,12 +1,14 @@
 // Starting the Python worker: the part of the main-thread bridge (bridge.js imports it first) that starts
 // PyScript's worker, follows the runtime's download for the status line, and loads NumPy. The worker
-// starts when this module is evaluated, just before the rest of the bridge (a deferred module, after
-// the page is parsed). Loading it earlier, as an async module at the top of <body>, made `ready`
-// later (median of 6 alternating cold loads on a 2-core machine: 2.53 s against 2.37 s; repeat
-// visits 1.65 s against 1.40 s): the worker's start-up and the page's first layout competed for the
-// cores, and the worker started no sooner, since PyScript's core is evaluated after that layout either
-// way. It touches no element of the page: progress goes to whoever listens (bridge/status.js),
-// the last report kept until it does.
+// starts when this module is evaluated: index.html and embed.html load it as an async module in <head>,
+// with the config it reads beside it, so it runs as soon as it is fetched, while the page is parsed and
+// laid out (bridge.js imports it too: the same module, evaluated once). As a part of the deferred bridge
+// it ran only after the first layout: in WebKitGTK 2.50, 0.5 s after the page was parsed. Measured
+// (6 alternating cold loads each, 2-core machine, bench/bench_engines.py's way): ready in WebKit 3.07 s
+// against 3.30 s, Chromium 1.57 against 1.61 s, Firefox 1.20 against 1.18 s (no change). (At the top of
+// <body>, measured earlier in Chromium only, it was later: 2.53 s against 2.37 s.) It touches no element
+// of the page but its config: progress goes to whoever listens (bridge/status.js), the last report kept
+// until it does.
 //
 //   firstWorker: Promise<worker>   the page's worker, started when this module ran, NumPy loaded
 //   startWorker() -> Promise<worker>   another one (after a restart), the same way
