@@ -395,6 +395,14 @@ CREDITS = "credits.html"  # every redistributed component: version, source, lice
 LICENSES_DIR = "licenses"  # inside dist/: the licence texts shipped with the bundle
 
 
+# Licence texts pinned in runtime-pins.json and shipped in dist/licenses/: (group, pinned file, name shipped)
+SHIPPED_LICENSES = (
+    ("pyscript-license", "LICENSE", "pyscript-LICENSE.txt"),
+    ("codemirror-licenses", "codemirror.license.txt", "codemirror-LICENSE.txt"),
+    ("codemirror-licenses", "codemirror_view.license.txt", "codemirror-packages-LICENSE.txt"),
+)
+
+
 def _credit_rows(specs) -> list[tuple]:
     """(component, version, what it does here, source URL, licence, licence text in dist/ or "")."""
     pins = {g["name"]: g for g in _load_pins()}
@@ -438,7 +446,7 @@ def _credit_rows(specs) -> list[tuple]:
             "runs the Python worker in the page",
             f"https://github.com/pyscript/pyscript/tree/{v('pyscript')}",
             "Apache-2.0",
-            "https://github.com/pyscript/pyscript/blob/main/LICENSE",
+            f"{LICENSES_DIR}/pyscript-LICENSE.txt",
         ),
         (
             "CodeMirror 6",
@@ -446,7 +454,15 @@ def _credit_rows(specs) -> list[tuple]:
             "the code editor",
             "https://codemirror.net/",
             "MIT",
-            "https://github.com/codemirror/dev/blob/main/LICENSE",
+            f"{LICENSES_DIR}/codemirror-LICENSE.txt",
+        ),
+        (
+            "@codemirror/commands, lang-python, language, state, view",
+            f"in PyScript {v('pyscript')}",
+            "the code editor's parts",
+            "https://codemirror.net/",
+            "MIT",
+            f"{LICENSES_DIR}/codemirror-packages-LICENSE.txt",
         ),
     ]
     for spec in specs:
@@ -465,7 +481,8 @@ def _credit_rows(specs) -> list[tuple]:
 
 def write_credits(dist: Path, cache: Path = CACHE) -> None:
     """dist/credits.html and the licence texts it links that the bundle can carry (the project's, NumPy's
-    from its pinned wheel); the others are linked at their source."""
+    from its pinned wheel, PyScript's and CodeMirror's from PyScript's package: SHIPPED_LICENSES); Pyodide's
+    and CPython's, which no pinned file carries, are linked at their source."""
     import html
 
     folder = dist / LICENSES_DIR
@@ -475,6 +492,9 @@ def write_credits(dist: Path, cache: Path = CACHE) -> None:
     with zipfile.ZipFile(wheel) as z:
         name = next(n for n in z.namelist() if n.endswith(".dist-info/LICENSE.txt"))
         (folder / "numpy-LICENSE.txt").write_bytes(z.read(name))
+    # PyScript's and CodeMirror's texts, pinned from the package PyScript's files come from
+    for group, pinned, shipped in SHIPPED_LICENSES:
+        shutil.copyfile(cached_file(group, pinned, cache), folder / shipped)
 
     def row(component, version, what, source, licence, text):
         link = f' (<a href="{html.escape(text)}">text</a>)' if text else ""

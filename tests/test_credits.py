@@ -44,3 +44,20 @@ def test_every_page_links_the_credits(bundle):
     for page in ("index.html", "embed.html"):
         links = [a.attrs.get("href") for a in parse((bundle / page).read_text(encoding="utf-8")).find_all("a")]
         assert build.CREDITS in links, page
+
+
+def test_the_bundle_carries_the_licence_texts_of_what_it_ships(bundle):
+    """The texts MIT, BSD and Apache-2.0 ask to go with the code, in dist/licenses/ and linked from their
+    row: NumPy's, PyScript's and CodeMirror's (from the pinned packages); Pyodide's and CPython's, which no
+    pinned file carries, are linked at their source."""
+    tree = parse((bundle / build.CREDITS).read_text(encoding="utf-8"))
+    links = {r.find_all("th")[0].all_text(): [a.attrs["href"] for a in r.find_all("a")] for r in tree.find_all("tr")}
+    inside = {name: [h for h in hrefs if h.startswith(build.LICENSES_DIR + "/")] for name, hrefs in links.items()}
+    texts = {name: (bundle / hrefs[0]).read_text(encoding="utf-8") for name, hrefs in inside.items() if hrefs}
+    assert texts["PyScript"].lstrip().startswith("Apache License") and "Version 2.0" in texts["PyScript"]
+    assert texts["NumPy"].startswith("Copyright (c) 2005-") and "NumPy Developers" in texts["NumPy"]
+    codemirror = [name for name in texts if "codemirror" in name.lower()]
+    assert len(codemirror) == 2, codemirror
+    for name in codemirror:
+        assert texts[name].startswith("MIT License") and "Marijn Haverbeke" in texts[name], name
+    assert not inside["Pyodide"] and not inside["CPython (in Pyodide)"]
