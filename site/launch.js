@@ -1,14 +1,14 @@
 // Starting the Python worker: the part of the main-thread bridge (bridge.js imports it first) that starts
 // PyScript's worker, follows the runtime's download for the status line, and loads NumPy. The worker
 // starts when this module is evaluated: index.html and embed.html load it as an async module in <head>,
-// with the config it reads beside it, so it runs as soon as it is fetched, while the page is parsed and
-// laid out (bridge.js imports it too: the same module, evaluated once). As a part of the deferred bridge
-// it ran only after the first layout: in WebKitGTK 2.50, 0.5 s after the page was parsed. Measured
-// (6 alternating cold loads each, 2-core machine, bench/bench_engines.py's way): ready in WebKit 3.07 s
-// against 3.30 s, Chromium 1.57 against 1.61 s, Firefox 1.20 against 1.18 s (no change). (At the top of
-// <body>, measured earlier in Chromium only, it was later: 2.53 s against 2.37 s.) It touches no element
-// of the page but its config: progress goes to whoever listens (bridge/status.js), the last report kept
-// until it does.
+// with the config it reads beside it, so that it runs as soon as the engine runs a script, not after the
+// rest of the bridge (bridge.js imports it too: the same module, evaluated once). In practice that gains
+// little: WebKitGTK 2.50 runs no script until its first style and layout of the page are done (0.43-0.49 s
+// after navigation start; 0.15 s with no CSS at all), then this module 2-25 ms before the bridge; ready
+// was 3.07 s against 3.30 s as a part of the bridge (6 alternating cold loads, within the noise), Chromium
+// 1.57 against 1.61 s, Firefox 1.20 against 1.18 s. (At the top of <body>, measured earlier in Chromium
+// only, it was later: 2.53 s against 2.37 s.) It touches no element of the page but its config: progress
+// goes to whoever listens (bridge/status.js), the last report kept until it does.
 //
 //   firstWorker: Promise<worker>   the page's worker, started when this module ran, NumPy loaded
 //   startWorker() -> Promise<worker>   another one (after a restart), the same way
