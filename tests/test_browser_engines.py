@@ -341,6 +341,25 @@ def test_a_link_pasted_into_the_open_tab_restores_its_view(engine):
     page.assert_no_problems()
 
 
+def test_the_address_bar_follows_each_change_not_one_behind(engine):
+    """Each change, after the reader pauses, is in the URL: T = 0.05, then T = 5 (a report had the bar
+    showing the change before), then Reset clears it."""
+    page, _ = engine
+    back_to_default(page)
+    for value in ("0.05", "5"):
+        page.run(
+            """(v) => { const el = document.getElementById('temperature'); el.value = v;
+            el.dispatchEvent(new Event('input', { bubbles: true }));
+            el.dispatchEvent(new Event('change', { bubbles: true })); }""",
+            value,
+        )
+        page.wait(*matrix_is(temperature=value), what=f"the heatmap at T = {value}")
+        page.wait("(v) => location.hash === '#T=' + v", value, timeout=5, what=f"the URL to say T = {value}")
+    page.click("#reset")
+    page.wait("() => location.hash === ''", timeout=5, what="the URL of the default view after Reset")
+    page.assert_no_problems()
+
+
 def test_the_problem_checks_can_fail(engine):
     """What the other tests rely on to fail: a console error, and requests to another host from the
     page and from a worker, are each reported."""
