@@ -382,3 +382,21 @@ def test_a_menu_print_of_a_fresh_page_shows_every_pre_rendered_picture(profile, 
             heading = markup[panel].split(">", 1)[0]  # the pre-rendered markup's first tag, as the page now holds it
             assert heading in el.inner_html(), f"{panel}: not its pre-rendered picture"
         problems.assert_none()
+
+
+def test_the_credits_page_fits_a_phone(browser, base_url):
+    """credits.html at 360 px: the page does not scroll sideways; the table, wider, scrolls in its own box."""
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    page = context.new_page()
+    problems = PageProblems(page, (base_url.split(SUBPATH)[0] + "/",))
+    try:
+        page.goto(base_url + "credits.html")
+        widths = page.evaluate(
+            "() => { const box = document.querySelector('.credits .table-scroll');"
+            " return [document.documentElement.scrollWidth, innerWidth, box.getBoundingClientRect().right,"
+            " getComputedStyle(box).overflowX]; }"
+        )
+        assert widths[0] <= widths[1] and widths[2] <= widths[1] and widths[3] == "auto", widths
+        problems.assert_none()
+    finally:
+        context.close()
