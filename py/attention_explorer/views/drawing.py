@@ -21,8 +21,8 @@ import zlib
 
 import numpy as np
 
-from .colors import diverging, diverging_rgba, viridis
-from .markup import attr, esc, num
+from .colors import diverging, diverging_rgba, signed_strength, viridis
+from .markup import attr, data_num, esc, num
 
 # --------------------------------------------------------------------------
 # hatching: what is masked
@@ -84,7 +84,7 @@ def png_alpha16(levels: np.ndarray, effort: int = 9) -> bytes:  # [h, w] uint8 -
 
 
 def signed_masks(values, vmax: float) -> tuple[np.ndarray, np.ndarray]:  # [h, w] -> ([h, w], [h, w]) uint8
-    """Opacity levels 0..255 of the positive and the negative cells (as embedding.signed_fill, per pixel)."""
+    """Opacity levels 0..255 of the positive and the negative cells (as colors.signed_strength, per pixel)."""
     v = np.asarray(values, dtype=np.float64)
     level = np.round(255 * np.clip(np.abs(v) / vmax, 0.0, 1.0)) if vmax > 0 else np.zeros_like(v)
     return (np.where(v > 0, level, 0).astype(np.uint8), np.where(v < 0, level, 0).astype(np.uint8))
@@ -187,3 +187,73 @@ def gradient_legend(low: str, high: str, *, what: str) -> str:
         + attr(data_export_label=what.partition(" Hover or focus")[0] if " Hover or focus" in what else None)
         + f">{esc(what)}</span></div>"
     )
+
+
+def soft(values):  # [...] -> [...] sign(v)·√|v|: colour strength of the learned pictures
+    v = np.asarray(values, dtype=np.float64)
+    return np.sign(v) * np.sqrt(np.abs(v))
+
+
+def strip_svg(
+    values,
+    tips,
+    *,
+    label: str,
+    vmax: float,
+    grid_row: int | None = 0,
+    cls: str = "",
+    first_focus: int = 0,
+    meta: dict | None = None,
+    spans=None,
+    strength=None,
+) -> str:
+    """A horizontal strip of cells, one per value ([k] -> markup), stretched to the container width.
+
+    tips[c] is the tooltip of cell c (None: no tooltip, not focusable). With grid_row set, the
+    strip is its own roving-tabindex grid (the svg is [data-grid]; cells are data-grid-cell with
+    data-i=grid_row, data-j=c): one Tab stop, arrow keys walk the cells. spans, if given, is a list of
+    (start, stop) cell ranges drawn as one wider cell each (runs of zeros); values/tips then index those runs.
+    strength, if given, maps a value to its colour strength on the scale ±vmax (e.g. soft); data-value keeps
+    the value itself.
+    """
+    spans = spans or [(c, c + 1) for c in range(len(values))]
+    width = spans[-1][1] if spans else 0
+    out = [
+        "<svg"
+        + attr(
+            class_=("strip " + cls).strip(),
+            viewBox=f"0 0 {width} 1",
+            preserveAspectRatio="none",
+            role="img",
+            aria_label=label,
+            data_grid=grid_row is not None,
+            **(meta or {}),
+        )
+        + f'><rect class="strip-bg" x="0" y="0" width="{width}" height="1"/>'
+    ]
+    for c, ((start, stop), value, tip) in enumerate(zip(spans, values, tips)):
+        sign, alpha = signed_strength(value if strength is None else strength(value), vmax)
+        if tip is None and alpha == 0:
+            continue  # invisible and silent: leave it out of the markup
+        focus = None if tip is None else ("0" if c == first_focus else "-1")
+        grid = tip is not None and grid_row is not None
+        out.append(
+            "<rect"
+            + attr(
+                class_=f"strip-cell {sign}",
+                x=start,
+                width=stop - start,
+                height=1,
+                fill_opacity=f"{alpha:.3f}",
+                data_value=data_num(value),
+                data_dims=f"{start}-{stop - 1}" if stop - start > 1 else None,
+                data_tip=tip,
+                tabindex=focus,
+                data_grid_cell=grid,
+                data_i=grid_row if grid else None,
+                data_j=c if grid else None,
+            )
+            + "/>"
+        )
+    out.append("</svg>")
+    return "".join(out)

@@ -29,84 +29,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import math as m
-from .colors import signed_strength
-from .drawing import legend_html, signed_heatmap_layers
+from .drawing import legend_html, signed_heatmap_layers, soft, strip_svg
 from .markup import attr, data_num, esc, num, subscript, table_on_request
 
 # The hues themselves are CSS variables (site/css/why.css: --why-pos blue, --why-neg orange, the
 # Okabe–Ito pair, with lighter dark-mode variants), so markup only says the sign and the opacity.
-
-
-# --------------------------------------------------------------------------
-# shared pieces: the signed colour scale and a strip of cells (also used by why.py)
-# --------------------------------------------------------------------------
-
-
-def signed_fill(value: float, vmax: float) -> tuple[str, float]:
-    """(class "pos"/"neg", opacity) for a signed value on a symmetric scale [−vmax, vmax]."""
-    return signed_strength(value, vmax)
-
-
-def strip_svg(
-    values,
-    tips,
-    *,
-    label: str,
-    vmax: float,
-    grid_row: int | None = 0,
-    cls: str = "",
-    first_focus: int = 0,
-    meta: dict | None = None,
-    spans=None,
-) -> str:
-    """A horizontal strip of cells, one per value ([k] -> markup), stretched to the container width.
-
-    tips[c] is the tooltip of cell c (None: no tooltip, not focusable). With grid_row set, the
-    strip is its own roving-tabindex grid (the svg is [data-grid]; cells are data-grid-cell with
-    data-i=grid_row, data-j=c): one Tab stop, arrow keys walk the cells. spans, if given, is a list of
-    (start, stop) cell ranges drawn as one wider cell each (runs of zeros); values/tips then index those runs.
-    """
-    spans = spans or [(c, c + 1) for c in range(len(values))]
-    width = spans[-1][1] if spans else 0
-    out = [
-        "<svg"
-        + attr(
-            class_=("strip " + cls).strip(),
-            viewBox=f"0 0 {width} 1",
-            preserveAspectRatio="none",
-            role="img",
-            aria_label=label,
-            data_grid=grid_row is not None,
-            **(meta or {}),
-        )
-        + f'><rect class="strip-bg" x="0" y="0" width="{width}" height="1"/>'
-    ]
-    for c, ((start, stop), value, tip) in enumerate(zip(spans, values, tips)):
-        sign, alpha = signed_fill(value, vmax)
-        if tip is None and alpha == 0:
-            continue  # invisible and silent: leave it out of the markup
-        focus = None if tip is None else ("0" if c == first_focus else "-1")
-        grid = tip is not None and grid_row is not None
-        out.append(
-            "<rect"
-            + attr(
-                class_=f"strip-cell {sign}",
-                x=start,
-                width=stop - start,
-                height=1,
-                fill_opacity=f"{alpha:.3f}",
-                data_value=data_num(value),
-                data_dims=f"{start}-{stop - 1}" if stop - start > 1 else None,
-                data_tip=tip,
-                tabindex=focus,
-                data_grid_cell=grid,
-                data_i=grid_row if grid else None,
-                data_j=c if grid else None,
-            )
-            + "/>"
-        )
-    out.append("</svg>")
-    return "".join(out)
 
 
 # --------------------------------------------------------------------------
@@ -404,11 +331,6 @@ GPT-style models both fill all dimensions and really overlap.</p>
 # --------------------------------------------------------------------------
 
 TOP_DIMS = 6  # entries of x_i listed with their derivation (a trained model's vector has hundreds)
-
-
-def soft(values):  # [...] -> [...] sign(v)·√|v|: colour strength of the learned pictures
-    v = np.asarray(values, dtype=np.float64)
-    return np.sign(v) * np.sqrt(np.abs(v))
 
 
 def _largest(values, k: int) -> list[int]:

@@ -22,7 +22,7 @@ params.w_q / w_k / w_v, each [d_model, d_k]):
     query's own x_i (the ones that make q_i) are marked.
   * each token's q, k, v (trace.q[h] / k[h] / v[h], [n, d_k]) as three n × d_k heatmaps,
     one PNG each; the query's row is outlined; a row label makes that token the query.
-  * the query's q_i, k_i, v_i as strips (as embedding.strip_svg draws them) with a tooltip per
+  * the query's q_i, k_i, v_i as strips (drawing.strip_svg) with a tooltip per
     column giving the trace's value and its derivation x_i · W[:, c] (+ b[c]) from
     core.projection_terms, and a visually hidden table of the same numbers.
 Every printed value is read from the trace or the params; the view only picks,
@@ -47,11 +47,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import core
-from .colors import signed_strength
-from .drawing import legend_html, signed_heatmap_layers
+from .drawing import legend_html, signed_heatmap_layers, soft, strip_svg
 from .embedding import zero_runs
 from .explain import head_ref
-from .markup import attr, data_num, esc, num
+from .markup import attr, esc, num
 
 # (letter, weight field, bias field, what the vector is, the reader's gloss)
 PROJECTIONS = (
@@ -175,11 +174,6 @@ def _w(letter: str) -> str:
 
 def _legend(vmax: float) -> str:
     return legend_html(f"−{num(vmax, 2)}", f"+{num(vmax, 2)}")
-
-
-def soft(values):  # [...] -> [...] sign(v)·√|v|: the colour strength of this panel's pictures
-    v = np.asarray(values, dtype=np.float64)
-    return np.sign(v) * np.sqrt(np.abs(v))
 
 
 def _vmax(values) -> float:
@@ -468,42 +462,16 @@ def _strip(
             )
         )
     role = {p[0]: p[3] for p in PROJECTIONS}[letter]
-    out = [
-        "<svg"
-        + attr(
-            class_="strip strip-proj",
-            viewBox=f"0 0 {d_k} 1",
-            preserveAspectRatio="none",
-            role="img",
-            aria_label=f"{letter}_{i}, the {role} vector of “{tok}”: {d_k} numbers; arrow keys move between them",
-            data_grid=True,
-            data_strip=letter,
-            data_query=i,
-        )
-        + f'><rect class="strip-bg" x="0" y="0" width="{d_k}" height="1"/>'
-    ]
-    for c, ((a, z), value, tip) in enumerate(zip(spans, vals, tips)):
-        sign, alpha = signed_strength(soft(value), np.sqrt(vmax))
-        out.append(
-            "<rect"
-            + attr(
-                class_=f"strip-cell {sign}",
-                x=a,
-                width=z - a,
-                height=1,
-                fill_opacity=f"{alpha:.3f}",
-                data_value=data_num(value),
-                data_dims=f"{a}-{z - 1}" if z - a > 1 else None,
-                data_tip=tip,
-                tabindex="0" if c == 0 else "-1",
-                data_grid_cell=True,
-                data_i=0,
-                data_j=c,
-            )
-            + "/>"
-        )
-    out.append("</svg>")
-    return "".join(out)
+    return strip_svg(
+        vals,
+        tips,
+        label=f"{letter}_{i}, the {role} vector of “{tok}”: {d_k} numbers; arrow keys move between them",
+        vmax=np.sqrt(vmax),
+        cls="strip-proj",
+        meta={"data_strip": letter, "data_query": i},
+        spans=spans,
+        strength=soft,
+    )
 
 
 def _sr_table(i: int, tok: str, head: str, vectors: dict) -> str:

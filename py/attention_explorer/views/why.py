@@ -22,8 +22,7 @@ import numpy as np
 from .. import demos
 from ..fields import BY_NAME
 from . import math as m
-from .drawing import legend_html
-from .embedding import strip_svg
+from .drawing import legend_html, strip_svg
 from .explain import head_ref
 from .markup import attr, data_num, esc, num, pct, percent_labels, rounding_note, rounding_paragraph, subscript
 from .routing import sink_note, value_strip
