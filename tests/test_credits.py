@@ -47,9 +47,8 @@ def test_every_page_links_the_credits(bundle):
 
 
 def test_the_bundle_carries_the_licence_texts_of_what_it_ships(bundle):
-    """The texts MIT, BSD and Apache-2.0 ask to go with the code, in dist/licenses/ and linked from their
-    row: NumPy's, PyScript's and CodeMirror's (from the pinned packages); Pyodide's and CPython's, which no
-    pinned file carries, are linked at their source."""
+    """The texts MIT, BSD, MPL-2.0, PSF and Apache-2.0 ask to go with the code, in dist/licenses/ and linked
+    from their row, each from a pinned package."""
     tree = parse((bundle / build.CREDITS).read_text(encoding="utf-8"))
     links = {r.find_all("th")[0].all_text(): [a.attrs["href"] for a in r.find_all("a")] for r in tree.find_all("tr")}
     inside = {name: [h for h in hrefs if h.startswith(build.LICENSES_DIR + "/")] for name, hrefs in links.items()}
@@ -60,4 +59,28 @@ def test_the_bundle_carries_the_licence_texts_of_what_it_ships(bundle):
     assert len(codemirror) == 2, codemirror
     for name in codemirror:
         assert texts[name].startswith("MIT License") and "Marijn Haverbeke" in texts[name], name
-    assert not inside["Pyodide"] and not inside["CPython (in Pyodide)"]
+    assert texts["Pyodide"].startswith("Mozilla Public License Version 2.0"), "Pyodide is MPL-2.0"
+    assert "Exhibit B" in texts["Pyodide"], "the whole MPL-2.0 text, to its last section"
+    cpython = texts["CPython (in Pyodide)"]
+    assert "PYTHON SOFTWARE FOUNDATION LICENSE VERSION 2" in cpython and "A. HISTORY OF THE SOFTWARE" in cpython
+    lock = json.loads((bundle / "vendor" / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
+    assert rows_version(tree, "CPython (in Pyodide)") == lock["info"]["python"], "the Python Pyodide is built from"
+
+
+def rows_version(tree, component: str) -> str:
+    for r in tree.find_all("tr"):
+        if r.find_all("td") and r.find_all("th")[0].all_text() == component:
+            return r.find_all("td")[0].all_text()
+    raise AssertionError(f"no credits row for {component}")
+
+
+def test_a_trained_model_is_credited_with_the_licence_its_card_declares():
+    assert build.card_licence("---\nlanguage: en\nlicense: apache-2.0\n---\n# card", "m") == "Apache-2.0"
+    assert build.card_licence("---\nlicense: cc-by-4.0\n---\n", "m") == "cc-by-4.0"
+    for card in ("# no front matter\nlicense: mit", "---\nlanguage: en\n---\nlicense: mit"):
+        try:
+            build.card_licence(card, "tiny")
+        except build.BuildError as exc:
+            assert "tiny" in str(exc) and "license" in str(exc)
+        else:
+            raise AssertionError(f"a card without a licence in its front matter was accepted: {card!r}")
