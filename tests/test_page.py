@@ -239,9 +239,7 @@ def test_first_paint_holds_at_most_1500_elements():
 def test_start_up_leaves_the_later_views_unloaded():
     """The worker's start-up (import, boot for a plain link) executes none of page.LATER's modules: each
     one read at import would be compiled on the way to `ready` in the browser."""
-    import subprocess
-    import sys
-    from pathlib import Path
+    from fresh_python import printed_lines
 
     script = (
         "import sys, types\n"
@@ -253,9 +251,7 @@ def test_start_up_leaves_the_later_views_unloaded():
         "print(all(type(sys.modules[f'attention_explorer.{m}']) is types.ModuleType for m in page.LATER)\n"
         "      and all(type(getattr(page, n)) is types.ModuleType for n in ('affinity', 'ffn', 'pairs_view')))\n"
     )
-    root = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-c", script], cwd=root / "py", capture_output=True, text=True, check=True)
-    loaded, after = out.stdout.splitlines()
+    loaded, after = printed_lines(script)
     assert loaded == "", f"loaded at start-up: {loaded}"
     assert after == "True", "warm_up loads them all"
 

@@ -13,6 +13,7 @@ import pytest
 
 from attention_explorer import fields, page, permalink, state as st, tour, worker
 from attention_explorer.views.markup import percent_label
+from fresh_python import printed_lines
 from markup_tree import parse
 
 STEP_IDS = list(range(len(tour.STEPS)))
@@ -85,7 +86,7 @@ def question_of(s):
 
 
 def test_which_word_is_the_rows_largest_weight_whatever_the_reader_chose():
-    for i in [i for i in ASKING if tour.STEPS[i].ask is tour._which_word]:
+    for i in [i for i in ASKING if tour.STEPS[i].ask == "which_word"]:
         for head in range(4):
             for query in (3, 6, 8):
                 s = at_step(i, head=head, query=query)
@@ -99,7 +100,7 @@ def test_which_word_is_the_rows_largest_weight_whatever_the_reader_chose():
 
 
 def test_the_temperature_question_is_answered_at_the_sliders_largest_t():
-    i = next(i for i in ASKING if tour.STEPS[i].ask is tour._hot_limit)
+    i = next(i for i in ASKING if tour.STEPS[i].ask == "hot_limit")
     hot = fields.BY_NAME["temperature"].limits[1]
     for query in (1, 6):
         s = at_step(i, query=query)
@@ -111,7 +112,7 @@ def test_the_temperature_question_is_answered_at_the_sliders_largest_t():
 
 
 def test_the_scale_question_compares_the_row_at_the_largest_divisor():
-    i = next(i for i in ASKING if tour.STEPS[i].ask is tour._large_scale)
+    i = next(i for i in ASKING if tour.STEPS[i].ask == "large_scale")
     hi = fields.BY_NAME["dk_scale"].limits[1]
     s = at_step(i)
     q = question_of(s)
@@ -124,7 +125,7 @@ def test_the_tokens_and_layernorm_questions_read_the_trace():
     s = at_step(0, text="Dogs bark at night")
     q = question_of(s)
     assert q.answers[q.right] == str(len(s.tokens)) == "5"
-    i = next(i for i in ASKING if tour.STEPS[i].ask is tour._layernorm_mean)
+    i = next(i for i in ASKING if tour.STEPS[i].ask == "layernorm_mean")
     s = at_step(i)
     q = question_of(s)
     ln = st.compute(s).trace.ln1[s.query]
@@ -187,3 +188,24 @@ def test_the_card_is_redrawn_in_a_tour_and_left_alone_without_one():
     s = at_step(3)
     assert "tour" in page.panels_to_redraw(s, st.apply_event(s, {"type": "set_temperature", "value": "2"}))
     assert "tour" in page.panels_to_redraw(without, s) and "tour" in page.panels_to_redraw(s, without)
+
+
+def test_each_step_names_a_question_the_tour_builds_and_each_question_is_asked():
+    named = {s.ask for s in tour.STEPS if s.ask is not None}
+    assert named == set(tour.QUESTIONS)
+
+
+def test_start_up_imports_no_tour_module_and_a_tour_step_does():
+    """The worker's start-up (a plain link) reads none of the tour: state imports tour_steps at a reader's
+    first tour step, and tour (above state) only the card's view does."""
+    script = (
+        "import sys\n"
+        "from attention_explorer import worker\n"
+        "worker.boot('', 'page')\n"
+        "print(sorted(m for m in ('attention_explorer.tour', 'attention_explorer.tour_steps') if m in sys.modules))\n"
+        "worker.dispatch({'type': 'tour_step', 'value': 1})\n"
+        "print('attention_explorer.tour' in sys.modules and 'attention_explorer.tour_steps' in sys.modules)\n"
+    )
+    at_start, after_step = printed_lines(script)
+    assert at_start == "[]", f"imported at start-up: {at_start}"
+    assert after_step == "True"

@@ -17,6 +17,10 @@ the reader, in which case the caller keeps the last good state and picture.
 `compute(state)` runs the state's model (memoised) on `settings(state)`, the one
 `core.Settings` built from every model input of fields.py, and hands the views a
 `Computed` for the selected layer: the views get the models' numbers only through here.
+
+The guided tour is above this module: its questions run the model through `compute` (tour.py). So a
+tour step's settings, the step count and a question's most answers come from tour_steps.py, plain
+data, and nothing here imports tour.py: the imports between the two run one way.
 """
 
 from __future__ import annotations
@@ -344,10 +348,25 @@ def _index(value, name: str, n: int, auto: bool = False) -> int:
     return i
 
 
-def _tour():
-    from . import tour  # a reader's first tour step, or a link to one: not at start-up
+def _tour_steps():
+    """The tour's steps, as data (never tour.py: see the module's doc)."""
+    from . import tour_steps  # here, not at the top: a start-up without a tour step reads none of its text
 
-    return tour
+    return tour_steps
+
+
+def _tour_step(i: int):
+    """The state tour step i shows: the designed model's default sentence, with the step's settings."""
+    step = _tour_steps().STEPS[i]
+    base = State()  # the designed model, its sentence, T = 1, its √d_k, no mask, nothing switched off
+    fields = {k: v for k, v in step.setup.items() if k != "query_word"}
+    new = dataclasses.replace(
+        base, tour=i, tour_answer=-1, dk_scale=description(models.DEFAULT).true_dk_scale, **fields
+    )
+    word = step.setup.get("query_word")
+    if word and word in new.tokens:
+        new = dataclasses.replace(new, query=new.tokens.index(word))
+    return new
 
 
 def extent(of: str, state) -> int:
@@ -360,8 +379,8 @@ def extent(of: str, state) -> int:
         "layers": lambda: d.n_layers,
         "stages": lambda: len(STAGES),
         "designed_heads": lambda: len(description(models.DEFAULT).heads[0]),
-        "tour_steps": lambda: len(_tour().STEPS),
-        "tour_answers": lambda: _tour().MAX_ANSWERS,
+        "tour_steps": lambda: len(_tour_steps().STEPS),
+        "tour_answers": lambda: _tour_steps().MAX_ANSWERS,
     }
     return counts[of]()
 
@@ -494,9 +513,9 @@ def apply_event(state, event: dict):
         )
     if kind == "reset":
         return State()
-    if kind == "tour_step":  # a step of the guided tour sets the page up (tour.setup); -1 leaves the tour
-        i = _index(value, "tour step", len(_tour().STEPS), auto=True)
-        return dataclasses.replace(state, tour=-1, tour_answer=-1) if i < 0 else _tour().setup(state, i)
+    if kind == "tour_step":  # a step of the guided tour sets the page up (_tour_step); -1 leaves the tour
+        i = _index(value, "tour step", len(_tour_steps().STEPS), auto=True)
+        return dataclasses.replace(state, tour=-1, tour_answer=-1) if i < 0 else _tour_step(i)
     if kind == "run_code":  # the reader's Run: their code, switched on (compute() then runs and checks it)
         from . import custom_attention
 

@@ -1,14 +1,15 @@
-"""The guided tour: a newcomer's ten minutes from a sentence to the feed-forward network.
+"""The guided tour's questions: a newcomer's ten minutes from a sentence to the feed-forward network.
 
-Each step sets what the page shows (`Step.setup`: the designed model's sentence, layer, head, query,
-T, √d_k and stage), names the panel the page brings into view and marks, says what to look at in at
-most three sentences, and may ask a question. A question's answers and the feedback on each are
-worked out from the live model run (`Question` built by the step's `ask(state, computed)`), so they
-stay true whatever the model's weights become; nothing here is a number written by hand.
+A step (tour_steps.py, re-exported here as STEPS) sets the page up, names the panel the page brings into
+view, says what to look at, and may name its question. The question is built here from the live model
+run (`QUESTIONS[step.ask](state, computed)`), so its answers and the feedback on each stay true whatever
+the model's weights become; nothing here is a number written by hand.
+
+This module is above state.py: some questions run the model again at another setting (state.compute).
+State sets a step's page up from tour_steps.py and imports nothing of this one, so imports run one way.
 
     STEPS                       the steps, in order (state field "tour": the index, -1 = no tour)
-    setup(state, i) -> State    the state step i shows (state.apply_event calls it)
-    question(state, i) -> Question | None
+    question(state, computed) -> Question | None
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from . import state as st
+from .tour_steps import STEPS
 from .views.markup import num, percent_label
-
-MAX_ANSWERS = 4  # a question has at most this many answers (the state's tour_answer indexes them)
 
 
 @dataclass(frozen=True)
@@ -28,15 +29,6 @@ class Question:
     answers: tuple[str, ...]
     right: int  # index into answers
     feedback: tuple[str, ...]  # one per answer: why (the card says first whether it is right)
-
-
-@dataclass(frozen=True)
-class Step:
-    title: str
-    panel: str  # the panel brought into view and marked (fields.PANEL_IDS)
-    text: str  # at most three sentences: what to look at
-    setup: dict  # state fields the step sets (query given as a word: "query_word")
-    ask: Optional[Callable] = None  # (state, computed) -> Question, from the live run
 
 
 def _pct(w: float) -> str:
@@ -100,8 +92,6 @@ def _how_many_tokens(state, computed) -> Question:
 
 def _hot_limit(state, computed) -> Question:
     """Drag T to its largest: how does the row change (computed at T's limit and at 1/n)."""
-    from . import state as st
-
     fields = st.BY_NAME["temperature"]
     hot_t = fields.limits[1]
     hot = st.compute(dataclasses.replace(state, temperature=hot_t))
@@ -129,8 +119,6 @@ def _hot_limit(state, computed) -> Question:
 
 def _large_scale(state, computed) -> Question:
     """The scores divided by the largest divisor the slider allows: sharper or flatter (computed)."""
-    from . import state as st
-
     hi = st.BY_NAME["dk_scale"].limits[1]
     toks, q, h = computed.tokens, state.query, state.head
     now, big = _row(computed, h, q), _row(st.compute(dataclasses.replace(state, dk_scale=hi)), h, q)
@@ -167,95 +155,18 @@ def _layernorm_mean(state, computed) -> Question:
     )
 
 
-# The designed model, its default sentence: each step says what to look at there.
-STEPS: tuple[Step, ...] = (
-    Step(
-        "Words become tokens",
-        "token-chips",
-        "The model reads the sentence as tokens: here the words and a start token <s>. Each token "
-        "becomes a vector of numbers; in this hand-designed model each number is a named feature "
-        "(noun, plural, animal…).",
-        {"stage": 0},
-        _how_many_tokens,
-    ),
-    Step(
-        "Every token looks at every token",
-        "attention-matrix",
-        "Each row of the heatmap is one token asking a question (the query); its cells say how much it "
-        "looks at each token, and add up to 100 %. The highlighted row is 'it'.",
-        {"stage": 2, "head": 0, "query_word": "it"},
-        _which_word,
-    ),
-    Step(
-        "A score: how well a query matches a key",
-        "qk-dot",
-        "The weight comes from a score, the dot product q·k of the query's vector with each key's. "
-        "Matching features add to it; the softmax then turns a row of scores into weights that add to 1.",
-        {"stage": 2, "head": 0, "query_word": "it"},
-    ),
-    Step(
-        "Temperature: how sharp the choice is",
-        "attention-matrix",
-        "The softmax divides the scores by T before it compares them (textbooks fix T = 1). Small T makes "
-        "the top score win everything; large T spreads the weight out.",
-        {"stage": 2, "head": 0, "query_word": "it", "temperature": 1.0},
-        _hot_limit,
-    ),
-    Step(
-        "Why divide by √d_k",
-        "why-scale",
-        "Scores are divided by √d_k, the square root of the vectors' length, before the softmax. Dot "
-        "products of long vectors are large, and a softmax of large numbers picks one key almost always.",
-        {"stage": 2, "head": 0, "query_word": "it", "temperature": 1.0},
-        _large_scale,
-    ),
-    Step(
-        "Several heads, several questions",
-        "attention-matrix",
-        "The model has several heads, each with its own W_Q, W_K and W_V, so each asks its own question. "
-        "One big head would blend them into one row; separate heads keep 'what does it refer to?' apart "
-        "from 'who did this verb?'.",
-        {"stage": 3, "head": 1, "query_word": "sat"},
-        _which_word,
-    ),
-    Step(
-        "Residual and LayerNorm",
-        "layernorm",
-        "What the heads found is added to the token's own vector (a residual connection), so nothing the "
-        "token was is lost and deep stacks can be trained. LayerNorm then brings each vector back to the "
-        "same scale.",
-        {"stage": 4, "head": 0, "query_word": "it"},
-        _layernorm_mean,
-    ),
-    Step(
-        "The feed-forward network",
-        "ffn",
-        "Last, each token's vector goes through a small two-layer network on its own: no token looks at "
-        "another here. Its units detect combinations of features; a real model stacks many such layers "
-        "(try the trained model in Model and settings).",
-        {"stage": 5, "head": 0, "query_word": "it"},
-    ),
-)
-assert len(STEPS) >= 6 and sum(s.ask is not None for s in STEPS) >= 4, "a tour of six steps, four questions"
-
-
-def setup(state, i: int):
-    """The state step i shows: the designed model's default sentence, with the step's settings."""
-    from . import models, state as st
-
-    d = st.description(models.DEFAULT)
-    step = STEPS[i]
-    base = st.State()  # the designed model, its sentence, T = 1, its √d_k, no mask, nothing switched off
-    fields = {k: v for k, v in step.setup.items() if k != "query_word"}
-    new = dataclasses.replace(base, tour=i, tour_answer=-1, dk_scale=d.true_dk_scale, **fields)
-    word = step.setup.get("query_word")
-    if word and word in new.tokens:
-        new = dataclasses.replace(new, query=new.tokens.index(word))
-    return new
+QUESTIONS: dict[str, Callable] = {  # by the name a step gives (tour_steps.Step.ask)
+    "how_many_tokens": _how_many_tokens,
+    "which_word": _which_word,
+    "hot_limit": _hot_limit,
+    "large_scale": _large_scale,
+    "layernorm_mean": _layernorm_mean,
+}
+assert {s.ask for s in STEPS if s.ask is not None} == set(QUESTIONS), "every step's question built, each one asked"
 
 
 def question(state, computed) -> Optional[Question]:
     """The question of the state's tour step, from its live run (None: no tour, or a step without one)."""
     if not 0 <= state.tour < len(STEPS) or STEPS[state.tour].ask is None:
         return None
-    return STEPS[state.tour].ask(state, computed)
+    return QUESTIONS[STEPS[state.tour].ask](state, computed)

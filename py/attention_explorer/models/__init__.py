@@ -10,7 +10,7 @@ comparison card take their models from here.
 
 Who imports this registry: state.py (descriptions, tokenizing, the memoised run: the views get the
 models' numbers through it), worker.py (whether a link's model is still to be downloaded; installing
-a download), tour.py (the default model's id, when a tour step sets the page up), and outside the
+a download), and outside the
 package build.py, scripts/measure_heads.py and the tests. Importing any module of this package
 runs this file, so `pairs.py`, which imports `models.base`, loads designed and minilm too. No view
 imports a model module by name: views draw from the description and the run they are handed.

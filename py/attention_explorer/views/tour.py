@@ -1,4 +1,4 @@
-"""The guided tour's card (tour.py says what each step shows and asks).
+"""The guided tour's card (tour_steps.py says what each step shows, tour.py what it asks).
 
 No tour: one button, "Take the 10-minute tour" (#tour-start). In the tour: a card fixed to the
 bottom of the screen with the step's title, at most three sentences, its question (buttons with
