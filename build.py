@@ -615,7 +615,7 @@ RUNTIME_COUNTED_FILES = (
 )
 # Pyodide's loader that counts those bytes (site/PROGRESS_LOADER_SOURCE), shipped beside pyodide.mjs as
 # PROGRESS_LOADER: PyScript takes the folder of the module it is given for Pyodide's indexURL
-PROGRESS_LOADER_SOURCE = "pyodide-progress.mjs"
+PROGRESS_LOADER_SOURCE = "runtime/pyodide_progress.mjs"
 PROGRESS_LOADER = "vendor/pyodide/attention-explorer-progress.mjs"
 
 
@@ -762,10 +762,11 @@ def build(dist: Path = DIST, cache: Path = CACHE) -> Path:
         (dist / rel).write_bytes(data)
     (dist / STARTUP_BUNDLE).write_bytes(startup_bundle(startup_sources(), compiled.app, compiled.dataclass_methods))
     for asset in SITE.iterdir():
-        if asset.is_file() and asset.name not in TEMPLATES and asset.name != PROGRESS_LOADER_SOURCE:
+        if asset.is_file() and asset.name not in TEMPLATES:
             shutil.copyfile(asset, dist / asset.name)
-        elif asset.is_dir() and asset.name != "css":  # script modules (site/bridge/), copied as they are
-            shutil.copytree(asset, dist / asset.name, dirs_exist_ok=True)
+        elif asset.is_dir() and asset.name != "css":  # script modules (site/bridge/, site/runtime/), as they are
+            loader = shutil.ignore_patterns(Path(PROGRESS_LOADER_SOURCE).name)  # it goes beside pyodide.mjs instead
+            shutil.copytree(asset, dist / asset.name, dirs_exist_ok=True, ignore=loader)
     shutil.copyfile(SITE / PROGRESS_LOADER_SOURCE, dist / PROGRESS_LOADER)
     # one stylesheet: the base, then each view's own rules (site/css/*.css, in name order)
     css = [(SITE / "style.css").read_text(encoding="utf-8")]

@@ -24,7 +24,7 @@ This module then writes, from the pinned (verified) files:
 - our start-up modules' .pyc, which build.startup_bundle zips beside their sources (module.pyc, where
   zipimport looks: the worker imports from that zip), so tracebacks in our code still show their lines;
 - the methods `dataclasses` generated during those imports, as code objects keyed by their text
-  (DATACLASS_TABLE, zipped beside attention_explorer/precompiled.py, which uses them: `dataclasses`
+  (DATACLASS_TABLE, zipped beside attention_explorer/runtime/precompiled.py, which uses them: `dataclasses`
   otherwise compiles each one at every start).
 Only the imported modules, because bytecode compresses to about twice the size of its source: the
 whole standard library as .pyc would add 1.7 MB to the download, the imported part ~0.6 MB.
@@ -57,8 +57,8 @@ ZIP_LEVEL = 9  # deflate level of the archives written (every member is compress
 ALSO_IMPORTED = ("difflib",)
 
 STDLIB_PREFIX = "/lib/python312.zip/"  # where Pyodide mounts python_stdlib.zip
-# The precompiled dataclass methods' table (attention_explorer/precompiled.py), under py/ and in the zip
-DATACLASS_TABLE = "attention_explorer/dataclass_methods.marshal"
+# The precompiled dataclass methods' table (attention_explorer/runtime/precompiled.py), under py/ and in the zip
+DATACLASS_TABLE = "attention_explorer/runtime/dataclass_methods.marshal"
 SITE_PACKAGES = "/lib/python3.12/site-packages/"
 
 # From here on, each method text `dataclasses` exec()s (precompiled.py) is compiled as exec(text) would
@@ -180,7 +180,7 @@ class RuntimeBytecode:
     numpy_wheel: bytes  # NumPy's wheel, imported modules as .pyc, RECORD updated
     lock: bytes  # pyodide-lock.json carrying numpy_wheel's sha256
     app: dict  # {our module, path under py/: (path of its .pyc under py/, bytes)}
-    dataclass_methods: bytes  # the table for attention_explorer/precompiled.py (DATACLASS_TABLE)
+    dataclass_methods: bytes  # the table for attention_explorer/runtime/precompiled.py (DATACLASS_TABLE)
     manifest: dict  # what was compiled, and by which Python (the compiler's manifest.json)
 
 

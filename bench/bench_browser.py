@@ -181,7 +181,7 @@ def floor_own_files(dist: Path) -> dict[str, bytes]:
         ).group(1)
     )
     wheel = config["numpy_wheel"]
-    source = (ROOT / "py" / "attention_explorer" / "numpy_install.py").read_text(encoding="utf-8")
+    source = (ROOT / "py" / "attention_explorer" / "runtime" / "numpy_install.py").read_text(encoding="utf-8")
     tail = FLOOR_OWN_TAIL.format(wheel=wheel["src"].rsplit("/", 1)[1], integrity=wheel["integrity"])
     return {
         "floor-own.html": FLOOR_HTML.replace("./floor.py", "./floor-own.py").encode(),

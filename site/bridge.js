@@ -37,7 +37,7 @@
 //
 // Starting the worker (PyScript, the runtime's download, NumPy) is in launch.js, a part of this bridge:
 // imported first, so the worker starts before the rest of the bridge is evaluated. One more script
-// touches the browser, in the worker: site/pyodide-progress.mjs, Pyodide's loader with a byte count,
+// touches the browser, in the worker: site/runtime/pyodide_progress.mjs, Pyodide's loader with a byte count,
 // because only the worker sees the runtime's download (the status line shows it). Saving a panel as
 // SVG/PNG needs the rendered DOM, so that one job is done on this thread too, in export.js, imported only
 // when a reader exports; the code editor (editor.js) only when it comes near the screen.

@@ -14,6 +14,8 @@
 //   startWorker() -> Promise<worker>   another one (after a restart), the same way
 //   onProgress(fn)   fn(text, step) for each report, the latest at once (step 0..2 of bridge/status.js's STEPS)
 
+import { importWithoutPageObserver } from "./runtime/page_observer.js";
+
 const STEP_NUMPY = 2; // the steps this module reports: 0..1 the runtime's bytes, 2 NumPy (bridge/status.js: STEPS)
 
 let listener = null;
@@ -53,7 +55,7 @@ async function preflight() {
 
 const megabytes = (n) => (n / 1e6).toFixed(1);
 
-// The runtime's download, as the worker counts it (site/pyodide-progress.mjs, on the channel `name`),
+// The runtime's download, as the worker counts it (site/runtime/pyodide_progress.mjs, on the channel `name`),
 // against the files' sizes ({path: bytes}, build.runtime_counted_bytes): the progress line moves from
 // the first second, then says "Starting Python" once every byte is in. Returns {stop, failed}: a
 // function that stops following, and a promise that rejects if one of the files could not be fetched.
@@ -82,27 +84,6 @@ function followDownload(name, files) {
   return { stop: () => channel.close(), failed };
 }
 
-// PyScript's core, minus the MutationObserver it puts on the whole document (childList, subtree,
-// attributes) to find <script type="py"> tags and py-* event attributes. This page has neither on the
-// main thread (Python runs in the worker; events come through the bridge), and that observer walked
-// every redrawn subtree with an XPath query and saw every attribute a slider's patch sets: measured
-// in bench_browser.py as a tenth of a full redraw's main-thread time. Its module makes the observer
-// (in a microtask) while it is imported, so it is caught then.
-async function importWithoutPageObserver(url) {
-  const observe = MutationObserver.prototype.observe;
-  const onDocument = [];
-  MutationObserver.prototype.observe = function (target, options) {
-    if (target === document && options && options.subtree && options.attributes) onDocument.push(this);
-    return observe.call(this, target, options);
-  };
-  try {
-    return await import(url);
-  } finally {
-    MutationObserver.prototype.observe = observe;
-    for (const o of onDocument) o.disconnect();
-  }
-}
-
 // build.worker_config, written into the page by build.py: the runtime files' sizes (for the byte
 // count), our start-up modules' bundle and NumPy's wheel (both fetched by the worker's load_numpy),
 // then PyScript's own
@@ -111,14 +92,15 @@ const CONFIG = JSON.parse(document.getElementById("worker-config").textContent);
 // A new worker: Pyodide, then NumPy and our start-up modules.
 export async function startWorker() {
   report("Downloading Python…", 0);
-  const { PyWorker } = await importWithoutPageObserver("./vendor/pyscript/core.js");
+  // (a URL, not a path: page_observer.js imports it, and a path would be taken from its folder)
+  const { PyWorker } = await importWithoutPageObserver(new URL("./vendor/pyscript/core.js", import.meta.url).href);
   // a new task for the worker's start-up: with the module's evaluation it made one long main-thread
   // task (Lighthouse mobile: 190-270 ms of blocking); two shorter ones leave the page room to respond
   await new Promise((resolve) => setTimeout(resolve, 0));
   // an object, not the JSON text: a second worker (after a restart) would be handed the text unparsed
   // (pyscript.magic_js fails on it); Lighthouse measured no difference for the first
   const { startup_bundle: bundle, numpy_wheel: numpy, runtime_files: files, ...config } = CONFIG;
-  // Pyodide's loader with a byte count (site/pyodide-progress.mjs), its channel named in the fragment
+  // Pyodide's loader with a byte count (site/runtime/pyodide_progress.mjs), its channel named in the fragment
   const channel = `attention-explorer:runtime:${Math.random().toString(36).slice(2)}`;
   const version = new URL(`./vendor/pyodide/attention-explorer-progress.mjs#${channel}`, document.baseURI).href;
   const download = followDownload(channel, files || {});

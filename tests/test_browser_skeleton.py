@@ -26,6 +26,10 @@ pytestmark = pytest.mark.browser
 MATRIX = 'svg[data-view="attention-matrix"]'
 
 
+# the pinned runtime's versions (runtime-pins.json), named when a workaround stops engaging
+PINNED = {g["name"]: g["version"] for g in json.loads(build.PINS_FILE.read_text(encoding="utf-8"))["groups"]}
+
+
 def model_tokens(text: str) -> list[str]:
     """The tokens the designed model sees: its start token "<s>", then the words (index 0 is <s>)."""
     return ["<s>", *tok.tokenize(text)]
@@ -114,6 +118,26 @@ def test_python_compiles_nothing_at_start_up_it_imports_bytecode(live):
     assert compiled == {"stdlib": [], "numpy": [], "ours": [], "dataclass_methods": []}, compiled
 
 
+def test_every_runtime_workaround_still_engages_under_the_pinned_runtime(live):
+    """Each workaround (py/attention_explorer/runtime/, site/runtime/) relies on internals of the
+    pinned runtime; an upgrade that changes them would leave it doing nothing, or something else,
+    silently. Each says whether it engaged in this start-up, and why not."""
+    pinned = f"Pyodide {PINNED['pyodide']} and PyScript {PINNED['pyscript']}"
+    live.wait_for_function("!attentionExplorer.waiting().warming")
+    engaged = live.evaluate("attentionExplorer.call('workarounds_engaged')")
+    assert set(engaged) == {"precompiled", "numpy_install"}, engaged
+    for name, why_not in engaged.items():
+        assert why_not is None, (
+            f"the workaround {name} no longer engages under {pinned}: {why_not}. Read "
+            f"py/attention_explorer/runtime/{name}.py, then fix it or remove it."
+        )
+    caught = live.evaluate("import('./runtime/page_observer.js').then((m) => m.caught)")
+    assert caught == 1, (
+        f"site/runtime/page_observer.js caught {caught} document-wide MutationObservers from {pinned}'s "
+        "core, not 1: PyScript's core has changed how it watches the page; fix the workaround or remove it."
+    )
+
+
 def test_the_status_line_counts_the_runtime_download_then_names_each_step(live, bundle):
     """The progress line moves from the start: the runtime's megabytes as the worker receives them,
     out of the sizes of the files Pyodide fetches (in the bundle), until all are in: then starting
@@ -124,7 +148,10 @@ def test_the_status_line_counts_the_runtime_download_then_names_each_step(live, 
     assert texts[0].startswith("Showing the pre-computed default"), texts
     counted = [re.fullmatch(r"Downloading Python: ([\d.]+) of ([\d.]+)\u00a0MB…", t) for t in texts]
     counted = [(float(m[1]), m[2]) for m in counted if m]
-    assert len({mb for mb, _ in counted}) >= 2 and counted[0][0] == 0, f"the count did not move: {texts}"
+    assert len({mb for mb, _ in counted}) >= 2 and counted[0][0] == 0, (
+        f"the count did not move: {texts}. site/runtime/pyodide_progress.mjs counts what Pyodide "
+        f"{PINNED['pyodide']} fetches with globalThis.fetch: has the runtime changed how it fetches?"
+    )
     assert all(of == total_mb for _, of in counted), (counted, total_mb)
     assert [mb for mb, _ in counted] == sorted(mb for mb, _ in counted) and counted[-1][0] <= float(total_mb)
     # "Starting Python" is shown once the worker has counted every byte of those files

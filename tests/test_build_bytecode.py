@@ -20,7 +20,7 @@ import pytest
 
 import build
 import build_bytecode as bb
-from attention_explorer import precompiled
+from attention_explorer.runtime import precompiled
 
 
 def _zip(members: dict[str, bytes]) -> bytes:
@@ -112,7 +112,7 @@ def _fake_compiler(tag: str, during=None):
         (out / "stdlib" / "os.pyc").write_bytes(b"BYTECODE " + tag.encode())
         (out / "numpy" / "numpy").mkdir(parents=True)
         (out / "numpy" / "numpy" / "__init__.pyc").write_bytes(b"")
-        (out / "app" / "attention_explorer").mkdir(parents=True)
+        (out / "app" / bb.DATACLASS_TABLE).parent.mkdir(parents=True)
         (out / "app" / "app" / "m.pyc").parent.mkdir(parents=True)
         (out / "app" / "app" / "m.pyc").write_bytes(tag.encode())
         (out / "app" / bb.DATACLASS_TABLE).write_bytes(b"")
@@ -250,5 +250,5 @@ def test_the_start_up_zip_holds_each_start_up_module_and_its_bytecode_where_zipi
     # and the precompiled dataclass methods, made by the same Python (precompiled.py checks the magic)
     table = members.pop(bb.DATACLASS_TABLE)
     assert int.from_bytes(table[:2], "little") == 3531 and len(table) > 1000
-    assert bb.DATACLASS_TABLE == f"attention_explorer/{precompiled.TABLE}"
+    assert bb.DATACLASS_TABLE == f"attention_explorer/runtime/{precompiled.TABLE}"
     assert len(members) == 2 * len(sources)

@@ -4,8 +4,9 @@ Read from the sources (ast), so an import inside a function counts as much as on
 later, not never, and a circle of imports is a circle of layers whichever moment it closes. Names are
 resolved as Python resolves them: `from . import state` is the module attention_explorer.state, `from
 .models import MODELS` the package attention_explorer.models (its __init__), and importing a submodule
-runs the packages above it. page._Later's importlib.import_module(name) is not an import statement and
-is not seen; its modules are views, which import no layer above them (docs/architecture.md).
+runs the packages above it. The views page.py names lazily (views.<module>, imported by views/__init__.py's
+__getattr__) are not import statements and are not seen; they are views, which import no layer above
+them (docs/architecture.md).
 """
 
 from __future__ import annotations

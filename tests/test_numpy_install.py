@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import build
-from attention_explorer import numpy_install
+from attention_explorer.runtime import numpy_install
 
 
 def wheel(members: dict[str, bytes | None], compression=zipfile.ZIP_DEFLATED) -> bytes:
@@ -123,6 +123,10 @@ def test_install_writes_into_site_packages_and_refreshes_only_its_finder(tmp_pat
         str(site_packages / "pkg-1.0.dist-info" / "METADATA"),
     ]
     assert refreshed == ["site"], "only the finder of the folder written to"
+    monkeypatch.setitem(sys.modules, "pkg", type(sys)("pkg"))
+    assert "not from the files install() wrote" in numpy_install.engaged("pkg")
+    sys.modules["pkg"].__file__ = str(site_packages / "pkg" / "__init__.py")
+    assert numpy_install.engaged("pkg") is None
     numpy_install.refresh_finder(str(tmp_path / "not-on-the-path"))  # no finder: nothing to do, no error
 
 
@@ -134,7 +138,9 @@ def test_the_benchs_second_floor_runs_this_installer_on_the_pages_wheel(bundle):
 
     files = bench_browser.floor_own_files(bundle)
     source = files["floor-own.py"].decode()
-    assert source.startswith((build.PY_SRC / "attention_explorer" / "numpy_install.py").read_text(encoding="utf-8"))
+    assert source.startswith(
+        (build.PY_SRC / "attention_explorer" / "runtime" / "numpy_install.py").read_text(encoding="utf-8")
+    )
     tree = ast.parse(source, "floor-own.py")
     names = {node.name for node in tree.body if hasattr(node, "name")}
     assert {"install", "load_numpy"} <= names

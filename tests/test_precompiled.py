@@ -18,7 +18,12 @@ import build
 import build_bytecode
 from test_startup_zip import _own_bytecode
 
-MODULES = ["attention_explorer/__init__.py", "attention_explorer/precompiled.py", "attention_explorer/fields.py"]
+MODULES = [
+    "attention_explorer/__init__.py",
+    "attention_explorer/runtime/__init__.py",
+    "attention_explorer/runtime/precompiled.py",
+    "attention_explorer/fields.py",
+]
 
 # Records the table the way build_bytecode's COMPILER does, while importing fields (a frozen dataclass)
 RECORD = (
@@ -35,7 +40,7 @@ sys.stdout.buffer.write(importlib.util.MAGIC_NUMBER + marshal.dumps(dataclass_me
 PROBE = r"""
 import dataclasses, json, sys
 sys.path.insert(0, sys.argv[1])
-from attention_explorer import precompiled
+from attention_explorer.runtime import precompiled
 held = precompiled.install()
 from attention_explorer import fields
 f = fields.FIELDS[0]
@@ -53,6 +58,7 @@ class Own:
 
 out["own"] = Own(2).x
 out["compiled_after"] = [list(c) for c in precompiled.compiled]
+out["engaged"] = precompiled.engaged()
 print(json.dumps(out))
 """
 
@@ -80,6 +86,7 @@ def test_the_start_ups_dataclass_methods_come_from_the_table_and_behave_the_same
     # a dataclass the table does not know is compiled as usual, and named
     assert out["own"] == 2
     assert ["__main__", "__init__"] in out["compiled_after"], out["compiled_after"]
+    assert out["engaged"] is None
 
 
 def test_another_pythons_table_or_none_installs_nothing(tmp_path):
@@ -88,4 +95,5 @@ def test_another_pythons_table_or_none_installs_nothing(tmp_path):
     for bundle in (_bundle(tmp_path, foreign), build.PY_SRC):  # and the source tree: no table at all
         out = json.loads(_run(PROBE, bundle))
         assert out["held"] == 0 and out["exec"] == "exec", out
+        assert "no table" in out["engaged"], "it says it is not engaged, and why"
         assert out["equal"] and out["frozen"] and out["own"] == 2

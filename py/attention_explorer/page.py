@@ -14,41 +14,16 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from . import state as st, tokens
+from . import state as st, tokens, views
 from .fields import BY_NAME, LAYER_STAGES, MODEL_INPUTS, PANEL_IDS
 from .views import attention_matrix, code as code_view, controls, share, stepper
 from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
 
-
-class _Later:
-    """Stands for the module `name` until one of its attributes is first read, which imports it.
-
-    In the browser every module imported costs the start-up its reading and running (WebAssembly not
-    yet optimised), and the views of the panels below the first screen are not needed until the reader
-    gets there or changes something: the worker imports them right after it is ready (warm_up). Not
-    importlib's LazyLoader, which needs the module's spec, and finding that in a zip reads the module's
-    code (zip_once): that was ~13 ms of the start-up for these 17 modules. Under CPython it changes
-    nothing but the moment of the import.
-    """
-
-    __slots__ = ("_name", "_module")
-
-    def __init__(self, name: str):
-        self._name, self._module = name, None
-
-    def __getattr__(self, attr):
-        if self._module is None:
-            self._module = importlib.import_module(self._name)
-            # from now on this module's name here is the module itself: no detour through this object
-            for key, value in list(globals().items()):
-                if value is self:
-                    globals()[key] = self._module
-        return getattr(self._module, attr)
-
-
-# Panels of these modules are declared below without reading any of their attributes (lambdas, and
-# patch fields written out): a read at import would load the module then (tests/test_page.py checks).
+# The modules of the panels below the first screen, imported when a panel of theirs is first drawn (views/
+# __init__.py's __getattr__, PEP 562) or at the worker's first idle moment (warm_up), not at start-up: in the
+# browser every module imported costs the start-up its reading and running. The panels below name them as
+# views.<module> inside lambdas and functions only, never at import (tests/test_page.py checks).
 LATER = (
     "views.affinity",
     "views.compare",
@@ -69,32 +44,12 @@ LATER = (
     "pairs",
     "views.tour",
 )
-(
-    affinity,
-    compare,
-    embedding,
-    explain,
-    ffn,
-    layernorm,
-    multihead,
-    projections,
-    qk_dot,
-    routing,
-    why,
-    head_patterns,
-    head_grid,
-    aggregates,
-    ablation,
-    pairs_view,
-    pairs,
-    tour_view,
-) = (_Later(f"{__package__}.{m}") for m in LATER)
 
 
 def warm_up() -> None:
     """Import every module left for later: the worker's first idle moment."""
-    for later in [value for value in globals().values() if isinstance(value, _Later)]:
-        getattr(later, "__name__")  # imports the module, which takes the stand-in's place
+    for name in LATER:
+        importlib.import_module(f"{__package__}.{name}")
     import difflib  # noqa: F401  (state and head_patterns import it where they use it: ready before a reader types)
 
 
@@ -173,26 +128,27 @@ LAYER = (*MODEL_INPUTS, "layer")  # what changes the selected layer's trace
 PANELS: dict[str, Panel] = {
     # the guided tour's card (its question reads the selected head's row, and the block after it)
     "tour": Panel(
-        lambda s, c: tour_view.render(s, c),
+        lambda s, c: views.tour.render(s, c),
         _fields(*LAYER, "tour", "tour_answer", "query", "head"),
         resting=lambda s: s.tour < 0,
         resting_on=_fields("tour"),
     ),
-    "model-line": Panel(lambda s, c: explain.model_line(c.model, _other_model(s)), _fields("model")),
+    "model-line": Panel(lambda s, c: views.explain.model_line(c.model, _other_model(s)), _fields("model")),
     "token-chips": Panel(lambda s, c: controls.render_token_chips(s, c), _fields("model", "text", "query", "pinned")),
-    "query-why": Panel(lambda s, c: qk_dot.why_line(s, c), _fields(*LAYER, "query", "head"), reads="attention"),
+    "query-why": Panel(lambda s, c: views.qk_dot.why_line(s, c), _fields(*LAYER, "query", "head"), reads="attention"),
     "preset-info": Panel(
-        lambda s, c: explain.preset_info(s, c.model.presets, c.model.heads), _fields("model", "text", "layer", "head")
+        lambda s, c: views.explain.preset_info(s, c.model.presets, c.model.heads),
+        _fields("model", "text", "layer", "head"),
     ),
     "stepper": Panel(lambda s, c: stepper.render(s, c), _fields("stage")),
     "stage-detail": Panel(lambda s, c: stepper.render_detail(s, c), _fields("model", "stage", "custom")),
-    "embedding": Panel(lambda s, c: embedding.render(s, c), _fields("model", "text", "query")),
-    "projections": Panel(lambda s, c: projections.render(s, c), _fields(*LAYER, "query", "head"), reads="input"),
+    "embedding": Panel(lambda s, c: views.embedding.render(s, c), _fields("model", "text", "query")),
+    "projections": Panel(lambda s, c: views.projections.render(s, c), _fields(*LAYER, "query", "head"), reads="input"),
     "why-qkv": Panel(
-        lambda s, c: why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head"), reads="heads"
+        lambda s, c: views.why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head"), reads="heads"
     ),
     "head-info": Panel(
-        lambda s, c: explain.head_info(s, c.heads) + code_view.badge(s) + explain.causal_note(s, c.model),
+        lambda s, c: views.explain.head_info(s, c.heads) + code_view.badge(s) + views.explain.causal_note(s, c.model),
         _fields("model", "layer", "head", "custom", "causal"),
     ),
     "attention-matrix": Panel(
@@ -204,49 +160,51 @@ PANELS: dict[str, Panel] = {
         attention_matrix.can_patch,
         reads="attention",
     ),
-    "qk-dot": Panel(lambda s, c: qk_dot.render(s, c), _fields(*LAYER, "query", "head", "key"), reads="attention"),
+    "qk-dot": Panel(lambda s, c: views.qk_dot.render(s, c), _fields(*LAYER, "query", "head", "key"), reads="attention"),
     "affinity": Panel(
-        lambda s, c: affinity.render(s, c, c.heads),
+        lambda s, c: views.affinity.render(s, c, c.heads),
         _fields(*LAYER, "query", "head"),
-        lambda s, c: affinity.render(s, c, c.heads, tips_on_demand=True),
-        render_patch=lambda s, c: affinity.render_patch(s, c, c.heads),
-        patch_fields=_fields("temperature", "dk_scale", "activation"),  # = affinity.NUMBERS_ONLY
+        lambda s, c: views.affinity.render(s, c, c.heads, tips_on_demand=True),
+        render_patch=lambda s, c: views.affinity.render_patch(s, c, c.heads),
+        patch_fields=_fields("temperature", "dk_scale", "activation"),  # = views.affinity.NUMBERS_ONLY
         reads="attention",
     ),
     "routing": Panel(
-        lambda s, c: routing.render(s, c, c.heads), _fields(*LAYER, "query", "head", "routing_all_heads"), reads="heads"
+        lambda s, c: views.routing.render(s, c, c.heads),
+        _fields(*LAYER, "query", "head", "routing_all_heads"),
+        reads="heads",
     ),
     "head-multiples": Panel(
         lambda s, c: attention_matrix.render_small_multiples(s, c, c.heads),
         _fields(*LAYER, "query", "head"),
         reads="attention",
     ),
-    "why-scale": Panel(lambda s, c: why.render_scale_demo(s, c), _fields("model", "demo_dk")),
+    "why-scale": Panel(lambda s, c: views.why.render_scale_demo(s, c), _fields("model", "demo_dk")),
     "compare": Panel(lambda s, c: _compare_panel(s), _fields("model", "text", "query", "head", "compare_head")),
-    "multihead": Panel(lambda s, c: multihead.render(s, c, c.heads), _fields(*LAYER, "query"), reads="multihead"),
+    "multihead": Panel(lambda s, c: views.multihead.render(s, c, c.heads), _fields(*LAYER, "query"), reads="multihead"),
     "layernorm": Panel(
-        lambda s, c: layernorm.render(s, c),
+        lambda s, c: views.layernorm.render(s, c),
         _fields(*LAYER, "query"),
-        lambda s, c: layernorm.render(s, c, tips_on_demand=True),
+        lambda s, c: views.layernorm.render(s, c, tips_on_demand=True),
     ),
-    "ffn": Panel(lambda s, c: ffn.render(s, c), _fields(*LAYER, "query")),
+    "ffn": Panel(lambda s, c: views.ffn.render(s, c), _fields(*LAYER, "query")),
     # explore like a researcher: every layer at once, heads switched off, a second sentence
     "head-grid": Panel(
-        lambda s, c: head_grid.render(s, c),
+        lambda s, c: views.head_grid.render(s, c),
         _fields(*LAYER, "head", "query", "pinned"),
-        render_patch=lambda s, c: head_grid.render_patch(s, c),
-        patch_fields=_fields("query", "head", "layer"),  # = head_grid.NUMBERS_ONLY
-        can_patch=lambda s: head_grid.can_patch(s),
+        render_patch=lambda s, c: views.head_grid.render_patch(s, c),
+        patch_fields=_fields("query", "head", "layer"),  # = views.head_grid.NUMBERS_ONLY
+        can_patch=lambda s: views.head_grid.can_patch(s),
     ),
     "aggregates": Panel(
-        lambda s, c: aggregates.render(s, c),
+        lambda s, c: views.aggregates.render(s, c),
         _fields(*LAYER, "query", "pinned"),
-        render_patch=lambda s, c: aggregates.render_patch(s, c),
+        render_patch=lambda s, c: views.aggregates.render_patch(s, c),
         patch_fields=_fields("query"),
-        can_patch=lambda s: aggregates.can_patch(s),  # = aggregates.NUMBERS_ONLY
+        can_patch=lambda s: views.aggregates.can_patch(s),  # = views.aggregates.NUMBERS_ONLY
         reads="heads",
     ),  # it names the switched-off heads
-    "ablation": Panel(lambda s, c: ablation.render(s, c, st.compute_intact(s)), _fields(*LAYER, "head", "query")),
+    "ablation": Panel(lambda s, c: views.ablation.render(s, c, st.compute_intact(s)), _fields(*LAYER, "head", "query")),
     "pair": Panel(lambda s, c: _pair_panel(s, c), _fields(*LAYER, "head", "query", "pair_text"), reads="attention"),
     # your own attention function: which one is in use (the editor itself is static markup)
     "code": Panel(lambda s, c: code_view.render_status(s, c), _fields("model", "code", "custom")),
@@ -269,12 +227,16 @@ def _compare_panel(state: st.State) -> str:
     try:
         cmp = st.comparison(state)
     except tokens.TokenError as exc:
-        return compare.unavailable(f"The two models cannot both read this sentence: {exc}")
+        return views.compare.unavailable(f"The two models cannot both read this sentence: {exc}")
     names = [h.name for h in cmp.designed.model.heads[0]]
-    picker = compare.head_picker(names, cmp.head)
+    picker = views.compare.head_picker(names, cmp.head)
     if cmp.trained is None:
         d = st.description(cmp.trained_id)
-        return picker + compare.not_loaded(d.picker_label.removeprefix("Trained: "), d.id, f"about {d.download_mb} MB")
+        return picker + views.compare.not_loaded(
+            d.picker_label.removeprefix("Trained: "), d.id, f"about {d.download_mb} MB"
+        )
+    from . import head_patterns
+
     found = head_patterns.compare(
         cmp.designed.tokens,
         cmp.designed.run.special,
@@ -285,7 +247,7 @@ def _compare_panel(state: st.State) -> str:
         query_token=cmp.query if cmp.query >= 0 else None,
     )
     labels = [[h.name for h in layer] for layer in cmp.trained.model.heads]
-    return picker + compare.render(
+    return picker + views.compare.render(
         found, names[cmp.head], trained_labels=labels, start_token=cmp.designed.tokens[cmp.designed.run.special[0]]
     )
 
@@ -295,8 +257,10 @@ def _pair_panel(state: st.State, computed) -> str:
     try:
         other = st.compute_pair(state)
     except tokens.TokenError as exc:  # the second sentence no longer fits this model (a link from elsewhere)
-        return pairs_view.unavailable(f"The second sentence cannot be read: {exc}")
-    return pairs_view.render(state, computed, other, pairs.presets(computed.model))
+        return views.pairs.unavailable(f"The second sentence cannot be read: {exc}")
+    from . import pairs
+
+    return views.pairs.render(state, computed, other, pairs.presets(computed.model))
 
 
 # Panels a reader can link to, embed and export, with their titles.
@@ -588,7 +552,7 @@ def tip(state: st.State, panel: str, ref: dict) -> str:
     if panel in ("attention-matrix", "affinity") and 0 <= i < n and 0 <= j < n:  # the bars: row i = the query
         return attention_matrix.row_tips(computed.tokens, computed.trace, state.head, i)[j]
     if panel == "layernorm":
-        return layernorm.dimension_tip(computed, state.query, str(ref.get("block", "")), j)
+        return views.layernorm.dimension_tip(computed, state.query, str(ref.get("block", "")), j)
     return ""
 
 
@@ -655,7 +619,7 @@ def fill_template(
     model = st.description(state.model)
     out = out.replace("<!--sentence-->", controls.render_sentence(state, model))
     out = out.replace("<!--controls-->", controls.render_controls(state, model, st.all_descriptions()))
-    out = out.replace("<!--scale-demo-controls-->", why.render_scale_demo_controls(state, model.d_k))
+    out = out.replace("<!--scale-demo-controls-->", views.why.render_scale_demo_controls(state, model.d_k))
     out = out.replace("<!--pair-controls-->", controls.render_pair_input(state))
     out = out.replace("<!--code-editor-->", code_view.render_editor(state))
     out = out.replace(

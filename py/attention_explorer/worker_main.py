@@ -27,8 +27,7 @@ async def load_numpy(spec):
     its bytecode beside it) saved as one file and put first on sys.path. Python then imports our
     modules from the zip (zipimport, as it does the standard library): only those imported, from their
     bytecode, and a traceback still shows their lines. Unpacking its ~100 members instead took 0.1-0.4
-    s of the start-up. Before NumPy is imported, zip_once makes every later import from a zip (ours,
-    the standard library's) read its module once, and precompiled gives dataclasses its methods' code.
+    s of the start-up. Before NumPy is imported, precompiled gives dataclasses its methods' code.
 
     spec: {"bundle": path of the zip, "numpy": {"src": path of the wheel, "integrity": "sha256-..."},
     "base": the page's folder} (build.worker_config)."""
@@ -52,9 +51,8 @@ async def load_numpy(spec):
     with open(path, "wb") as f:
         f.write(data)
     sys.path.insert(0, path)
-    from attention_explorer import numpy_install, precompiled, zip_once
+    from attention_explorer.runtime import numpy_install, precompiled
 
-    zip_once.install()  # from here on each module a zip gives is read from it once, not twice
     precompiled.install()  # the dataclass methods, compiled at build time
     numpy_install.install((await (await wheel_response).arrayBuffer()).to_bytes())
     pyodide_js.loadedPackages.numpy = "default channel"  # as loadPackage marks it: a later call leaves it be
@@ -124,6 +122,7 @@ FORWARDED = (
     "export_caption",
     "core_selftest",
     "compiled_at_start",
+    "workarounds_engaged",
     "load_model",
     "download_progress",
 )

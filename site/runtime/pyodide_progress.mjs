@@ -1,3 +1,6 @@
+// A runtime workaround (site/runtime/): Pyodide 0.27.7 has no download progress, so its loader is wrapped
+// to count the bytes of what it fetches (it relies on Pyodide fetching with globalThis.fetch; if that
+// changes, the count stays at 0 and tests/test_browser_skeleton.py's status-line test fails).
 // Pyodide's loader with a byte count, for the page's progress line. PyScript's worker imports this
 // module in place of pyodide.mjs (the bridge gives it as the Pyodide "version" URL; build.py puts it
 // beside pyodide.mjs, whose folder PyScript takes for Pyodide's indexURL), so it runs in the worker,

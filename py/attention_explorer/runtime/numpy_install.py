@@ -1,11 +1,18 @@
-"""NumPy's wheel unpacked into site-packages by the worker itself, in place of Pyodide's loadPackage.
+"""A runtime workaround: NumPy's wheel unpacked into site-packages by the worker itself, in place of Pyodide's
+loadPackage.
 
-The worker's main script (worker_main.load_numpy) downloads the pinned wheel with its sha256 as the
-fetch's integrity (the browser checks it, as loadPackage's fetch does), calls `unpack_wheel`, and
-`import numpy` then loads the extension modules it needs. Measured in Chromium against loadPackage
-(8 alternating cold loads of a page that only starts Pyodide and loads NumPy, 2026-12-04): NumPy
-loaded and imported in ~0.54 s against ~0.81 s, `ready` 0.33 s sooner. What loadPackage spends that
-we do not:
+What it works around: Pyodide 0.27.7's loadPackage("numpy") spends time a page that needs three of NumPy's
+extension modules does not need to (below). The worker's main script (worker_main.load_numpy) downloads the
+pinned wheel with its sha256 as the fetch's integrity (the browser checks it, as loadPackage's fetch does),
+calls `install`, marks pyodide_js.loadedPackages.numpy as loadPackage would, and `import numpy` then loads
+the extension modules it needs.
+It relies on: the wheel's layout (one .dist-info, no .data; unpack_wheel refuses anything else, naming the
+member), Pyodide loading an extension module from site-packages when Python imports it, and
+pyodide_js.loadedPackages. `engaged()` says whether NumPy came from what it wrote (tests/test_browser_skeleton.py).
+Measured gain, against loadPackage, on cold first visits (bench/bench_workarounds.py; the runs in
+docs/performance.md, "Runtime workarounds"): the NumPy step ('Loading NumPy…' -> 'Computing attention…')
+is shorter by 206 ms in Chromium (8 of 8 rounds), 228 ms in Firefox ESR (8 of 8) and 386 ms in WebKitGTK
+(6 of 8); `ready` comes 218, 179 and 337 ms sooner (medians). What loadPackage spends that we do not:
 - it unpacks with shutil.unpack_archive, which streams each member through zipfile in small reads
   (~0.31 s in the browser for this 3.3 MB wheel); one zlib.decompress per member here: ~0.18 s;
 - it compiles and instantiates every extension module of the wheel (7.5 MB of WebAssembly), while
@@ -42,7 +49,22 @@ def install(data: bytes) -> list[str]:
     target = getsitepackages()[0]
     written = unpack_wheel(data, target)
     refresh_finder(target)
+    _installed_into.append(target)
     return written
+
+
+_installed_into: list[str] = []  # the site-packages install() wrote into (engaged)
+
+
+def engaged(module: str = "numpy") -> str | None:
+    """None once install() has run and `module` was imported from what it wrote; else what happened."""
+    if not _installed_into:
+        return "install() never ran"
+    imported = sys.modules.get(module)
+    where = os.path.abspath(getattr(imported, "__file__", None) or "")
+    if not where.startswith(os.path.abspath(_installed_into[-1]) + os.sep):
+        return f"{module} was imported from {where or 'nowhere'}, not from the files install() wrote"
+    return None
 
 
 def unpack_wheel(data: bytes, target: str, source: str = "pyodide") -> list[str]:
