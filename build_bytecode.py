@@ -2,9 +2,9 @@
 
 Pyodide 0.27.7 ships its standard library (python_stdlib.zip) and NumPy's wheel as source, and a page
 has nowhere to keep what Python compiles: every visit, first or repeat, compiles again each of the
-~230 modules a start-up imports, in WebAssembly. Measured in Chromium on this 2-core machine
-(bench/bench_browser.py, 3 alternating loads, 2026-12-02): the bare Pyodide + NumPy floor's repeat
-visit 5.3 s with sources, 2.5 s with this bytecode; the page's cold `ready` 7.7 -> 5.2 s.
+~230 modules a start-up imports, in WebAssembly. Measured in Chromium (bench/bench_browser.py; the run
+in bench/HISTORY.md): the bare Pyodide + NumPy floor's repeat visit 5.3 s with sources, 2.5 s with this
+bytecode; the page's cold `ready` 7.7 -> 5.2 s.
 
 build.py calls runtime_bytecode() once per input (cached under .cache/bytecode/<key>/). It runs the
 pinned Pyodide under Node (the CPython 3.11 running build.py cannot write 3.12 bytecode: the magic
@@ -54,7 +54,7 @@ ZIP_LEVEL = 9  # deflate level of the archives written (every member is compress
 # Imported at start-up inside a function, so importing our modules does not import them (page.warm_up
 # imports difflib). tests/test_browser_skeleton.py lists every module a page compiled from source by the
 # end of its warm-up: a module missing here fails it.
-ALSO_IMPORTED = ("difflib",)
+ALSO_IMPORTED = ("difflib", "pkgutil")
 
 STDLIB_PREFIX = "/lib/python312.zip/"  # where Pyodide mounts python_stdlib.zip
 # The precompiled dataclass methods' table (attention_explorer/runtime/precompiled.py), under py/ and in the zip

@@ -236,40 +236,47 @@ def test_first_paint_holds_at_most_1500_elements():
     assert counter.n <= 1500, f"{counter.n} elements at first paint"
 
 
-def test_start_up_leaves_the_later_views_unloaded():
-    """The worker's start-up (import, boot for a plain link) executes none of page.LATER's modules: each
-    one read at import would be compiled on the way to `ready` in the browser."""
-    from fresh_python import printed_lines
-
-    script = (
-        "import sys, types\n"
-        "from attention_explorer import page, worker\n"
-        "worker.boot('', 'page')\n"
-        "loaded = [m for m in page.LATER if f'attention_explorer.{m}' in sys.modules]\n"
-        "print(','.join(loaded))\n"
-        "page.warm_up()\n"
-        "print(all(type(sys.modules[f'attention_explorer.{m}']) is types.ModuleType for m in page.LATER))\n"
-    )
-    loaded, after = printed_lines(script)
-    assert loaded == "", f"loaded at start-up: {loaded}"
-    assert after == "True", "warm_up loads them all"
-
-
-def test_every_view_page_names_lazily_is_one_warm_up_loads_and_drawing_its_panel_imports_it():
-    """page.py names the views below the first screen as views.<module>: each must be in page.LATER, or the
-    reader's first move would pay its import; and drawing a panel imports its view (views.__getattr__)."""
+def _views_named_lazily() -> set[str]:
+    """The modules page.py names as views.<module> (imported when first named): read from its source."""
     import ast
-
-    from fresh_python import printed_lines
 
     with open(page.__file__, encoding="utf-8") as f:
         tree = ast.parse(f.read())
-    named = {
-        node.attr
+    return {
+        f"views.{node.attr}"
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "views"
+        if not node.attr.startswith("__")  # the package's own __name__ and __path__ (warm_up)
     }
-    assert named and {f"views.{n}" for n in named} <= set(page.LATER), named - {m[6:] for m in page.LATER}
+
+
+def test_start_up_leaves_the_later_views_unloaded_and_warm_up_loads_every_view():
+    """The worker's start-up (import, boot for a plain link) executes none of the views page.py names lazily,
+    nor page.LATER_ELSEWHERE: each one read at import would be compiled on the way to `ready` in the
+    browser. warm_up, the first idle moment, imports every view and those."""
+    from fresh_python import printed_lines
+
+    later = sorted(_views_named_lazily() | set(page.LATER_ELSEWHERE))
+    assert len(later) >= 10, later
+    script = (
+        "import pkgutil, sys\n"
+        "from attention_explorer import page, views, worker\n"
+        "worker.boot('', 'page')\n"
+        f"later = {later!r}\n"
+        "print(','.join(m for m in later if f'attention_explorer.{m}' in sys.modules))\n"
+        "page.warm_up()\n"
+        "every = [f'views.{m.name}' for m in pkgutil.iter_modules(views.__path__)] + later\n"
+        "print(','.join(m for m in every if f'attention_explorer.{m}' not in sys.modules))\n"
+    )
+    loaded, missed = printed_lines(script)
+    assert loaded == "", f"loaded at start-up: {loaded}"
+    assert missed == "", f"not loaded by warm_up: {missed}"
+
+
+def test_drawing_a_panel_imports_its_view():
+    """views.<module> imports the view when first named (views.__getattr__, PEP 562)."""
+    from fresh_python import printed_lines
+
     script = (
         "import sys\n"
         "from attention_explorer import page, state as st\n"

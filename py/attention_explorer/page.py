@@ -20,35 +20,21 @@ from .views import attention_matrix, code as code_view, controls, share, stepper
 from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
 
-# The modules of the panels below the first screen, imported when a panel of theirs is first drawn (views/
-# __init__.py's __getattr__, PEP 562) or at the worker's first idle moment (warm_up), not at start-up: in the
-# browser every module imported costs the start-up its reading and running. The panels below name them as
-# views.<module> inside lambdas and functions only, never at import (tests/test_page.py checks).
-LATER = (
-    "views.affinity",
-    "views.compare",
-    "views.embedding",
-    "views.explain",
-    "views.ffn",
-    "views.layernorm",
-    "views.multihead",
-    "views.projections",
-    "views.qk_dot",
-    "views.routing",
-    "views.why",
-    "head_patterns",
-    "views.head_grid",
-    "views.aggregates",
-    "views.ablation",
-    "views.pairs",
-    "pairs",
-    "views.tour",
-)
+# The views of the panels below the first screen are imported when a panel of theirs is first drawn
+# (views/__init__.py's __getattr__, PEP 562: page.py names them as views.<module>, inside lambdas and
+# functions only) or at the worker's first idle moment (warm_up), not at start-up: in the browser every
+# module imported costs the start-up its reading and running (tests/test_page.py checks). These modules,
+# not views, are imported inside the functions that use them, for the same reason:
+LATER_ELSEWHERE = ("head_patterns", "pairs", "tour")
 
 
 def warm_up() -> None:
-    """Import every module left for later: the worker's first idle moment."""
-    for name in LATER:
+    """Import every module left for later, every view among them: the worker's first idle moment."""
+    import pkgutil
+
+    for found in pkgutil.iter_modules(views.__path__):
+        importlib.import_module(f"{views.__name__}.{found.name}")
+    for name in LATER_ELSEWHERE:
         importlib.import_module(f"{__package__}.{name}")
     import difflib  # noqa: F401  (state and head_patterns import it where they use it: ready before a reader types)
 
@@ -112,9 +98,15 @@ class Panel:
     # card's start button, when there is no tour): a change between two such states redraws nothing
     resting: Optional[Callable] = None
     resting_on: frozenset = frozenset()
+    # where the page puts it and what readers may do with it
+    first_screen: bool = False  # written into index.html as markup (the others wait in prerendered.json)
+    always_drawn: bool = False  # small: drawn on every change even off screen (the big ones wait for it)
+    title: str = ""  # readers may link to, embed and export it, under this title ("": they may not)
+    picture: bool = True  # an embeddable panel with a picture to save as SVG/PNG (False: a link and an embed)
 
     def __post_init__(self):
         assert self.reads in LAYER_STAGES, f"a panel reads one of {LAYER_STAGES}, not {self.reads!r}"
+        assert self.picture or self.title, "only an embeddable panel (with a title) says it has no picture"
 
 
 def _fields(*names: str) -> frozenset:
@@ -132,24 +124,63 @@ PANELS: dict[str, Panel] = {
         _fields(*LAYER, "tour", "tour_answer", "query", "head"),
         resting=lambda s: s.tour < 0,
         resting_on=_fields("tour"),
+        first_screen=True,
+        always_drawn=True,
     ),
-    "model-line": Panel(lambda s, c: views.explain.model_line(c.model, _other_model(s)), _fields("model")),
-    "token-chips": Panel(lambda s, c: controls.render_token_chips(s, c), _fields("model", "text", "query", "pinned")),
-    "query-why": Panel(lambda s, c: views.qk_dot.why_line(s, c), _fields(*LAYER, "query", "head"), reads="attention"),
+    "model-line": Panel(
+        lambda s, c: views.explain.model_line(c.model, _other_model(s)),
+        _fields("model"),
+        first_screen=True,
+        always_drawn=True,
+    ),
+    "token-chips": Panel(
+        lambda s, c: controls.render_token_chips(s, c),
+        _fields("model", "text", "query", "pinned"),
+        first_screen=True,
+        always_drawn=True,
+    ),
+    "query-why": Panel(
+        lambda s, c: views.qk_dot.why_line(s, c),
+        _fields(*LAYER, "query", "head"),
+        reads="attention",
+        first_screen=True,
+        always_drawn=True,
+    ),
     "preset-info": Panel(
         lambda s, c: views.explain.preset_info(s, c.model.presets, c.model.heads),
         _fields("model", "text", "layer", "head"),
+        first_screen=True,
+        always_drawn=True,
     ),
-    "stepper": Panel(lambda s, c: stepper.render(s, c), _fields("stage")),
-    "stage-detail": Panel(lambda s, c: stepper.render_detail(s, c), _fields("model", "stage", "custom")),
-    "embedding": Panel(lambda s, c: views.embedding.render(s, c), _fields("model", "text", "query")),
-    "projections": Panel(lambda s, c: views.projections.render(s, c), _fields(*LAYER, "query", "head"), reads="input"),
+    "stepper": Panel(lambda s, c: stepper.render(s, c), _fields("stage"), first_screen=True, always_drawn=True),
+    "stage-detail": Panel(
+        lambda s, c: stepper.render_detail(s, c),
+        _fields("model", "stage", "custom"),
+        first_screen=True,
+        always_drawn=True,
+    ),
+    "embedding": Panel(
+        lambda s, c: views.embedding.render(s, c),
+        _fields("model", "text", "query"),
+        title="Token and positional embedding",
+    ),
+    "projections": Panel(
+        lambda s, c: views.projections.render(s, c),
+        _fields(*LAYER, "query", "head"),
+        reads="input",
+        title="Projections: Q, K and V",
+    ),
     "why-qkv": Panel(
-        lambda s, c: views.why.render_qkv_lookup(s, c, c.heads), _fields(*LAYER, "query", "head"), reads="heads"
+        lambda s, c: views.why.render_qkv_lookup(s, c, c.heads),
+        _fields(*LAYER, "query", "head"),
+        reads="heads",
+        title="Query, key and value: a soft lookup",
     ),
     "head-info": Panel(
         lambda s, c: views.explain.head_info(s, c.heads) + code_view.badge(s) + views.explain.causal_note(s, c.model),
         _fields("model", "layer", "head", "custom", "causal"),
+        first_screen=True,
+        always_drawn=True,
     ),
     "attention-matrix": Panel(
         lambda s, c: attention_matrix.render(s, c, c.heads),
@@ -159,8 +190,15 @@ PANELS: dict[str, Panel] = {
         attention_matrix.NUMBERS_ONLY,
         attention_matrix.can_patch,
         reads="attention",
+        first_screen=True,
+        title="Attention weights A",
     ),
-    "qk-dot": Panel(lambda s, c: views.qk_dot.render(s, c), _fields(*LAYER, "query", "head", "key"), reads="attention"),
+    "qk-dot": Panel(
+        lambda s, c: views.qk_dot.render(s, c),
+        _fields(*LAYER, "query", "head", "key"),
+        reads="attention",
+        title="Where a score comes from: q·k term by term",
+    ),
     "affinity": Panel(
         lambda s, c: views.affinity.render(s, c, c.heads),
         _fields(*LAYER, "query", "head"),
@@ -168,26 +206,37 @@ PANELS: dict[str, Panel] = {
         render_patch=lambda s, c: views.affinity.render_patch(s, c, c.heads),
         patch_fields=_fields("temperature", "dk_scale", "activation"),  # = views.affinity.NUMBERS_ONLY
         reads="attention",
+        title="Query·key affinity",
     ),
     "routing": Panel(
         lambda s, c: views.routing.render(s, c, c.heads),
         _fields(*LAYER, "query", "head", "routing_all_heads"),
         reads="heads",
+        title="Context vector and routing",
     ),
     "head-multiples": Panel(
         lambda s, c: attention_matrix.render_small_multiples(s, c, c.heads),
         _fields(*LAYER, "query", "head"),
         reads="attention",
+        title="All heads side by side",
     ),
-    "why-scale": Panel(lambda s, c: views.why.render_scale_demo(s, c), _fields("model", "demo_dk")),
+    "why-scale": Panel(
+        lambda s, c: views.why.render_scale_demo(s, c), _fields("model", "demo_dk"), title="Why divide by √d_k"
+    ),
     "compare": Panel(lambda s, c: _compare_panel(s), _fields("model", "text", "query", "head", "compare_head")),
-    "multihead": Panel(lambda s, c: views.multihead.render(s, c, c.heads), _fields(*LAYER, "query"), reads="multihead"),
+    "multihead": Panel(
+        lambda s, c: views.multihead.render(s, c, c.heads),
+        _fields(*LAYER, "query"),
+        reads="multihead",
+        title="Multi-head output",
+    ),
     "layernorm": Panel(
         lambda s, c: views.layernorm.render(s, c),
         _fields(*LAYER, "query"),
         lambda s, c: views.layernorm.render(s, c, tips_on_demand=True),
+        title="Residual and LayerNorm",
     ),
-    "ffn": Panel(lambda s, c: views.ffn.render(s, c), _fields(*LAYER, "query")),
+    "ffn": Panel(lambda s, c: views.ffn.render(s, c), _fields(*LAYER, "query"), title="Feed-forward network"),
     # explore like a researcher: every layer at once, heads switched off, a second sentence
     "head-grid": Panel(
         lambda s, c: views.head_grid.render(s, c),
@@ -195,6 +244,7 @@ PANELS: dict[str, Panel] = {
         render_patch=lambda s, c: views.head_grid.render_patch(s, c),
         patch_fields=_fields("query", "head", "layer"),  # = views.head_grid.NUMBERS_ONLY
         can_patch=lambda s: views.head_grid.can_patch(s),
+        title="Every head of every layer",
     ),
     "aggregates": Panel(
         lambda s, c: views.aggregates.render(s, c),
@@ -203,11 +253,26 @@ PANELS: dict[str, Panel] = {
         patch_fields=_fields("query"),
         can_patch=lambda s: views.aggregates.can_patch(s),  # = views.aggregates.NUMBERS_ONLY
         reads="heads",
+        title="Attention across heads and layers: mean and rollout",
     ),  # it names the switched-off heads
-    "ablation": Panel(lambda s, c: views.ablation.render(s, c, st.compute_intact(s)), _fields(*LAYER, "head", "query")),
-    "pair": Panel(lambda s, c: _pair_panel(s, c), _fields(*LAYER, "head", "query", "pair_text"), reads="attention"),
+    "ablation": Panel(
+        lambda s, c: views.ablation.render(s, c, st.compute_intact(s)),
+        _fields(*LAYER, "head", "query"),
+        title="Switching heads off (ablation)",
+    ),
+    "pair": Panel(
+        lambda s, c: _pair_panel(s, c),
+        _fields(*LAYER, "head", "query", "pair_text"),
+        reads="attention",
+        title="Two sentences, one head",
+    ),
     # your own attention function: which one is in use (the editor itself is static markup)
-    "code": Panel(lambda s, c: code_view.render_status(s, c), _fields("model", "code", "custom")),
+    "code": Panel(
+        lambda s, c: code_view.render_status(s, c),
+        _fields("model", "code", "custom"),
+        title="Your attention function",
+        picture=False,
+    ),
 }
 assert tuple(PANELS) == PANEL_IDS, "fields.PANEL_IDS must list page.PANELS, in order"
 
@@ -263,29 +328,10 @@ def _pair_panel(state: st.State, computed) -> str:
     return views.pairs.render(state, computed, other, pairs.presets(computed.model))
 
 
-# Panels a reader can link to, embed and export, with their titles.
-EMBEDDABLE: dict[str, str] = {
-    "embedding": "Token and positional embedding",
-    "projections": "Projections: Q, K and V",
-    "why-qkv": "Query, key and value: a soft lookup",
-    "attention-matrix": "Attention weights A",
-    "qk-dot": "Where a score comes from: q·k term by term",
-    "affinity": "Query·key affinity",
-    "routing": "Context vector and routing",
-    "head-multiples": "All heads side by side",
-    "why-scale": "Why divide by √d_k",
-    "multihead": "Multi-head output",
-    "layernorm": "Residual and LayerNorm",
-    "ffn": "Feed-forward network",
-    "head-grid": "Every head of every layer",
-    "aggregates": "Attention across heads and layers: mean and rollout",
-    "ablation": "Switching heads off (ablation)",
-    "pair": "Two sentences, one head",
-    "code": "Your attention function",
-}
+# Panels a reader can link to, embed and export, with their titles (Panel.title)
+EMBEDDABLE: dict[str, str] = {pid: p.title for pid, p in PANELS.items() if p.title}
 DEFAULT_EMBED_PANEL = "attention-matrix"
-TEXT_ONLY = frozenset({"code"})  # embeddable panels with no picture to save as SVG/PNG
-assert set(EMBEDDABLE) <= set(PANELS), "every embeddable panel must be a panel"
+TEXT_ONLY = frozenset(pid for pid in EMBEDDABLE if not PANELS[pid].picture)  # no picture to save as SVG/PNG
 
 
 def embed_panel_id(state: st.State) -> str:
@@ -451,34 +497,20 @@ def embed_snippet(state: st.State, base_url: str) -> str:
     return iframe + "\n" + EMBED_HOST_SCRIPT
 
 
-# Panels on the first screen: written into index.html as markup. The others are written to
+# Panels on the first screen (Panel.first_screen): written into index.html as markup. The others are written to
 # prerendered.json (deferred_panels), each leaving an empty <template data-prerendered> in its place,
 # which the bridge fills when the panel comes near the viewport. The page's HTML is then a tenth of
 # the size: the first paint parses (and the preload scanner scans) a few hundred elements instead of
 # the FFN's and LayerNorm's thousands, yet every stage still shows its real pre-rendered picture
 # before Python is ready.
-FIRST_SCREEN = frozenset(
-    {
-        "tour",
-        "model-line",
-        "token-chips",
-        "query-why",
-        "preset-info",
-        "head-info",
-        "attention-matrix",
-        "stepper",
-        "stage-detail",
-    }
-)
+FIRST_SCREEN = frozenset(pid for pid, p in PANELS.items() if p.first_screen)
 # What a rehearsal (rehearse) draws when the bridge has not yet said what is on screen: the workspace,
 # where a reader first moves a slider (the first screen's panels and the affinity bars beside the heatmap).
 REHEARSED_UNREPORTED = FIRST_SCREEN | {"affinity"}
 
-# Small panels drawn on every change even when off screen (the worker defers the big ones); the tour's
-# card is fixed to the screen while its slot scrolls away with the header.
-ALWAYS_DRAWN = frozenset(
-    {"tour", "model-line", "token-chips", "query-why", "preset-info", "stepper", "stage-detail", "head-info"}
-)
+# Small panels drawn on every change even when off screen (Panel.always_drawn; the worker defers the big
+# ones); the tour's card is fixed to the screen while its slot scrolls away with the header.
+ALWAYS_DRAWN = frozenset(pid for pid, p in PANELS.items() if p.always_drawn)
 
 
 def tour_focus(state: st.State) -> str:

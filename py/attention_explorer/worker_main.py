@@ -3,9 +3,8 @@ each call it exports goes on to worker.py, which is the worker.
 
 Why a separate, small main script: PyScript fetches and compiles its main script from source at
 every start, before the page can make its first call. With worker.py (21 kB) as the main script that
-took ~0.12 s of a cold start (median of 5 alternating cold loads, 2026-12-03: Pyodide up -> main
-script running 143 ms, against 17 ms for a 0.3 kB script; a Pyodide that has run for a while, under
-Node, compiles it in ~14 ms). Imported from the start-up zip, worker.py comes as bytecode. So this
+took ~0.12 s of a cold start (Pyodide up -> main script running 143 ms, against 17 ms for a 0.3 kB
+script, in Chromium; bench/HISTORY.md has the run). Imported from the start-up zip, worker.py comes as bytecode. So this
 script only fetches that zip and NumPy's wheel (load_numpy), puts the zip on sys.path, has
 numpy_install (from the zip) install the wheel, and forwards the rest. It runs only inside Pyodide,
 and touches the browser only inside its functions, as worker.py does.
