@@ -327,7 +327,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize("fragment, label", HOSTILE, ids=[f[:30] for f, _ in HOSTILE])
 def test_a_hostile_value_is_ignored_with_a_notice_naming_its_field(fragment, label):
-    s, notices = permalink.decode(fragment)
+    s, notices = page.decode_link(fragment)  # the worker's decode: permalink's, and the page's panels
     assert s == DEFAULT
     assert len(notices) == 1 and notices[0].startswith(f"Ignored the link's {label}"), notices
     assert_clean_notices(notices)
@@ -341,7 +341,7 @@ def test_notices_never_echo_more_than_a_short_plain_piece_of_the_bad_value():
         "T=" + "7" * 39,
         "zzz" * 1000 + "=1",
     ]:
-        _, notices = permalink.decode(fragment)
+        _, notices = page.decode_link(fragment)
         assert notices and all(len(n) < 160 for n in notices), notices
         assert not any("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" in n or "onmouseover" in n for n in notices)
     assert permalink.decode("act=tanh")[1] == [
@@ -460,7 +460,7 @@ def test_random_bytes_as_a_value_never_raise():
         junk = rng.randbytes(rng.randint(0, 60))
         for key in permalink.KEYS.values():
             for frag in (f"{key}={quote_from_bytes(junk)}", f"{key}={junk.decode('latin-1')}"):
-                s, notices = permalink.decode(frag)
+                s, notices = page.decode_link(frag)  # the worker's decode
                 assert_valid(s)
                 assert_clean_notices(notices)
 
@@ -524,7 +524,19 @@ def test_fuzzed_fragments_never_raise_and_always_give_a_drawable_state():
     rng = random.Random(1234)
     for _ in range(3000):
         frag = random_fragment(rng)
-        s, notices = permalink.decode(frag)
+        s, notices = page.decode_link(frag)  # the worker's decode
         assert_valid(s)
         assert_clean_notices(notices)
         assert permalink.decode(permalink.encode(s)) == (s, [])
+
+
+def test_a_links_panel_must_be_a_panel_of_this_page():
+    """permalink checks a panel='s form (state and permalink are below page, which declares the panels);
+    page.decode_link, the worker's decode, drops one that names no panel, saying so, and keeps the rest."""
+    s, notices = permalink.decode("T=2&panel=nope")
+    assert (s.panel, s.temperature, notices) == ("nope", 2.0, []), "the form is right: permalink keeps it"
+    s, notices = page.decode_link("T=2&panel=nope")
+    assert (s.panel, s.temperature) == ("", 2.0)
+    assert notices == ['Ignored the link\'s panel: "nope" is not a panel of this page.']
+    for pid in page.PANELS:
+        assert page.decode_link(f"panel={pid}") == (dataclasses.replace(DEFAULT, panel=pid), [])

@@ -20,7 +20,8 @@ Kinds, and how a value of each is read from an event or a link:
     index   a whole number 0 <= i < count, where `of` names what it indexes
             (tokens, heads, layers, stages, ...: counted by state.extent, which knows the model);
             with auto=True also -1: "let the page choose" (e.g. the query's strongest key)
-    choice  one of a set of strings; `of` names the set (models, activations, panels)
+    choice  one of a set of strings; `of` names the set (models, activations)
+    panel   "" or a panel's id (PANEL_ID); page.decode_link drops a link's one that names no panel
     number  a float clamped to `limits` (lo, hi); a link must give it exactly
     count   an int clamped to `limits` (lo, hi)
     flag    a checkbox: true/false, "1"/"0", "on"
@@ -38,35 +39,9 @@ from dataclasses import dataclass
 # The layer-flow stepper's stages, in order (views.stepper draws them).
 STAGES = ("Input", "Projections", "Scaled self-attention", "Multi-head output", "Residual & LayerNorm", "Feed-forward")
 
-# The page's panels (page.PANELS says which view draws each); a link's "panel" must name one.
-PANEL_IDS = (
-    "tour",
-    "model-line",
-    "token-chips",
-    "query-why",
-    "preset-info",
-    "stepper",
-    "stage-detail",
-    "embedding",
-    "projections",
-    "why-qkv",
-    "head-info",
-    "attention-matrix",
-    "qk-dot",
-    "affinity",
-    "routing",
-    "head-multiples",
-    "why-scale",
-    "compare",
-    "multihead",
-    "layernorm",
-    "ffn",
-    "head-grid",
-    "aggregates",
-    "ablation",
-    "pair",
-    "code",
-)
+# A panel's id (page.PANELS declares the page's panels): the form a link's "panel" must have. Whether it
+# names a panel of the page is page.py's to say (page.decode_link), since this module and state are below it.
+PANEL_ID = r"[a-z][a-z0-9-]{0,39}"
 
 ACTIVATIONS = ("relu", "gelu", "swiglu")  # the FFN nonlinearities core.transformer_block knows
 
@@ -85,7 +60,7 @@ class Field:
     """One state field's declaration: its default, permalink key, event, range and label."""
 
     name: str  # the State attribute
-    kind: str  # text | index | choice | number | count | flag | indices | code (module doc)
+    kind: str  # text | index | choice | panel | number | count | flag | indices | code (module doc)
     default: object  # State()'s value; FROM_MODEL: the default model's
     key: str  # its key in a permalink ("s=...&q=2")
     label: str  # how a notice names it ("Ignored the link's <label>: ...")
@@ -101,7 +76,7 @@ class Field:
 
     def __post_init__(self):
         assert (self.acts in LAYER_STAGES) == self.model_input, f"{self.name}: a model input says where it acts"
-        assert self.kind in ("text", "index", "choice", "number", "count", "flag", "indices", "code"), (
+        assert self.kind in ("text", "index", "choice", "panel", "number", "count", "flag", "indices", "code"), (
             f"{self.name}: unknown kind {self.kind!r}"
         )
         assert (self.kind in ("index", "choice", "indices")) == bool(self.of), (
@@ -211,7 +186,7 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "compare_head", "index", -1, "ch", "compared designed head", "set_compare_head", of="designed_heads", auto=True
     ),
-    Field("panel", "choice", "", "panel", "panel", "set_panel", of="panels"),
+    Field("panel", "panel", "", "panel", "panel", "set_panel"),
     # the reader's attention function: the code last run ("" = the page's own), and whether it is in
     # use. A link carries the code but never switches it on: only the reader's Run does (run_code).
     Field("code", "code", "", "code", "attention function", "set_code", model_input=True, acts="attention"),

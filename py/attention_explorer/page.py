@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from . import state as st, tokens, views
-from .fields import BY_NAME, LAYER_STAGES, MODEL_INPUTS, PANEL_IDS
+from .fields import BY_NAME, LAYER_STAGES, MODEL_INPUTS, PANEL_ID
 from .views import attention_matrix, code as code_view, controls, share, stepper
 from .views.controls import ACTIVATION_LABELS
 from .views.markup import esc
@@ -274,7 +274,21 @@ PANELS: dict[str, Panel] = {
         picture=False,
     ),
 }
-assert tuple(PANELS) == PANEL_IDS, "fields.PANEL_IDS must list page.PANELS, in order"
+assert all(re.fullmatch(PANEL_ID, pid) for pid in PANELS), "a panel's id is what a link's panel= may be"
+
+
+def decode_link(fragment) -> tuple[st.State, list[str]]:
+    """permalink.decode, and a link's panel= that names no panel of this page ignored with a notice:
+    decode checks its form only, since state and permalink are below this module (fields.PANEL_ID)."""
+    from . import permalink
+
+    state, notices = permalink.decode(fragment)
+    if state.panel and state.panel not in PANELS:
+        quoted = f'"{state.panel}" is ' if len(state.panel) <= 20 else ""
+        label = BY_NAME["panel"].label
+        notices = [*notices, f"Ignored the link's {label}: {quoted}{permalink.PANEL_UNKNOWN}."]
+        state = dataclasses.replace(state, panel="")
+    return state, notices
 
 
 def _other_model(state: st.State):

@@ -26,6 +26,9 @@ decode never raises. If a key appears more than once, the LAST value wins (as
 a hand-edited link that appends "&T=2" expects), and a notice says so;
 requested_model reads the model the same way, so the model downloaded is the
 model shown. Numbers, and lists of them, are ASCII digits only.
+
+A link's panel= is checked here for its form only (fields.PANEL_ID): which panels the page has is
+page.py's to say, above this module. page.decode_link is decode with that check; the worker uses it.
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ assert set(KEYS) == {f.name for f in dataclasses.fields(st.State)} - {f.name for
 )
 
 # A link with code never runs it: the reader sees it in the editor and presses Run (issue 12).
+PANEL_UNKNOWN = "not a panel of this page"  # the reason a link's panel= is ignored (page.decode_link too)
+
 CODE_NOTICE = (
     "This link carries an attention function: it is in the editor below and was not run. "
     "Read it, then press Run to use it."
@@ -229,8 +234,8 @@ def _apply(state: st.State, name: str, raw: str) -> st.State:
             raise ValueError(f"not a list of numbers from 0 to {st.extent(field.of, state) - 1}") from None
         if field.kind == "index":
             raise ValueError(f"{value} is out of range (0 to {st.extent(field.of, state) - 1})") from None
-        if field.of == "panels":
-            raise ValueError(f"{_quote(value)}not a panel of this page") from None
+        if field.kind == "panel":
+            raise ValueError(f"{_quote(value)}{PANEL_UNKNOWN}") from None
         if field.kind == "choice":
             allowed = [c for c in st.choices(field.of, state) if c]
             raise ValueError(f"{_quote(value)}not one of {', '.join(allowed)}") from None

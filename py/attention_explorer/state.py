@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Optional
 
 from . import core, models, tokens
-from .fields import ACTIVATIONS, BY_EVENT, BY_NAME, FIELDS, FROM_MODEL, MODEL_INPUTS, PANEL_IDS, STAGES
+from .fields import ACTIVATIONS, BY_EVENT, BY_NAME, FIELDS, FROM_MODEL, MODEL_INPUTS, PANEL_ID, STAGES
 from .models.base import ModelDescription, ModelRun
 
 __all__ = [
@@ -82,6 +82,7 @@ _PY_TYPES = {
     "text": str,
     "index": int,
     "choice": str,
+    "panel": str,
     "number": float,
     "count": int,
     "flag": bool,
@@ -331,6 +332,16 @@ def _source(value) -> str:
     return text
 
 
+def _panel_id(value, name: str) -> str:
+    """ "" or a panel's id (fields.PANEL_ID). Which ids the page has is page.py's (page.decode_link)."""
+    import re
+
+    text = str(value if value is not None else "")
+    if text and not re.fullmatch(PANEL_ID, text):
+        raise InputError(f"{name} must be a panel's id (lowercase letters, digits and dashes).", field=name)
+    return text
+
+
 def _flag(value) -> bool:
     """A checkbox's value as sent by the page (true/false, or "1"/"on" from a link)."""
     return str(value).lower() in ("true", "1", "on")
@@ -390,7 +401,6 @@ def choices(of: str, state) -> tuple[str, ...]:
     return {
         "models": lambda: tuple(models.MODELS),
         "activations": lambda: tuple(a for a in ACTIVATIONS if a in description(state.model).activations),
-        "panels": lambda: ("",) + PANEL_IDS,
     }[of]()
 
 
@@ -410,6 +420,8 @@ def _value(field, value, state):
         return _indices(value, field, extent(field.of, state))
     if field.kind == "code":
         return _source(value)
+    if field.kind == "panel":
+        return _panel_id(value, field.name)
     allowed = choices(field.of, state)
     if value not in allowed:
         shown = ", ".join(a for a in allowed if a) if len(allowed) <= 8 else f"{len(allowed)} names"

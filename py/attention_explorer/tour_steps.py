@@ -4,7 +4,7 @@ Two layers read a step. state.py sets the page up for it (apply_event's "tour_st
 the fields "tour" and "tour_answer"); tour.py, above state, builds its question from a live model run
 (state.compute). State must not import tour, or the layers would run both ways; so a step is declared
 once, here, in a module that imports nothing of the package, and names its question, which tour.py
-builds (tour.QUESTIONS), the way it names its panel (fields.PANEL_IDS).
+builds (tour.QUESTIONS), the way it names its panel (page.PANELS).
 
     STEPS        the steps, in order (state field "tour": the index, -1 = no tour)
     MAX_ANSWERS  a question's most answers (state field "tour_answer" indexes them)
@@ -21,7 +21,7 @@ MAX_ANSWERS = 4  # a question has at most this many answers (the state's tour_an
 @dataclass(frozen=True)
 class Step:
     title: str
-    panel: str  # the panel brought into view and marked (fields.PANEL_IDS)
+    panel: str  # the panel brought into view and marked (page.PANELS)
     text: str  # at most three sentences: what to look at
     setup: dict  # state fields the step sets (query given as a word: "query_word")
     ask: Optional[str] = None  # its question's name in tour.QUESTIONS (built there from the live run)

@@ -142,7 +142,7 @@ def boot(fragment="", mode="page", options=None):
         # meanwhile; the bridge loads the model and replays the link (a "load_hash" event)
         _state, notices, load = st.State(), [], wanted
     else:
-        (_state, notices), load = permalink.decode(fragment), ""
+        (_state, notices), load = page.decode_link(fragment), ""
     # build.py pre-rendered the page for the default state: redraw only what the link changes
     # (for a plain link, nothing: no markup swap, no layout work on the main thread at ready).
     # The embed page always draws its panel: the link chooses which one.
@@ -273,7 +273,7 @@ def _next_state(old, event):
         wanted = permalink.requested_model(fragment)
         if wanted in models.MODELS and not models.get(wanted).available:
             return wanted
-        new, notices = permalink.decode(fragment)
+        new, notices = page.decode_link(fragment)
         if event.get("restart"):
             notices = [n for n in notices if n != permalink.CODE_NOTICE]
         return new, " ".join(notices), new.panel or page.tour_focus(new)
