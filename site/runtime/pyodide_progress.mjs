@@ -12,9 +12,9 @@
 // goes to the page on a BroadcastChannel named by this module's URL fragment (one per page: several
 // embeds of one site share an origin), and so does a file that could not be fetched ({failed, status}),
 // which the page reports in place of a start-up that would never finish.
-// The clone costs no measurable time: in WebKitGTK 2.50, the engine it was suspected in, ready was 3.22 s
-// with the count and 3.38 s with this module reduced to a plain loadPyodide (medians of 6 alternating cold
-// loads, 2-core machine).
+// The clone costs no measurable time (bench/bench_workarounds.py switches it off: ready came 63 ms later
+// without it in Chromium, 154 ms in Firefox ESR, 21 ms in WebKitGTK, medians of 6 rounds; in WebKit, the
+// engine it was suspected in, an earlier run gave 3.22 s with it and 3.38 s without).
 import { loadPyodide as loadRuntime, version } from "./pyodide.mjs";
 
 export { version };
