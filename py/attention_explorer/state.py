@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -334,8 +335,6 @@ def _source(value) -> str:
 
 def _panel_id(value, name: str) -> str:
     """ "" or a panel's id (fields.PANEL_ID). Which ids the page has is page.py's (page.decode_link)."""
-    import re
-
     text = str(value if value is not None else "")
     if text and not re.fullmatch(PANEL_ID, text):
         raise InputError(f"{name} must be a panel's id (lowercase letters, digits and dashes).", field=name)
