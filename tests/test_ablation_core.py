@@ -21,6 +21,7 @@ import pytest
 import toy_model
 from attention_explorer import core, state as st
 from attention_explorer.models import designed
+from random_block import random_block_params
 
 # --------------------------------------------------------------------------- loop reference
 
@@ -86,25 +87,7 @@ def ref_block(x, p, n_heads, on, mask, temperature=1.0, eps=1e-5):
 
 
 def random_params(rng, d, d_ff, dtype=np.float64) -> core.BlockParams:
-    w = lambda *shape: rng.normal(0.0, 0.5, shape).astype(dtype)  # noqa: E731
-    return core.BlockParams(
-        w_q=w(d, d),
-        w_k=w(d, d),
-        w_v=w(d, d),
-        w_o=w(d, d),
-        b_q=w(d),
-        b_k=w(d),
-        b_v=w(d),
-        b_o=w(d),
-        ln1_gamma=(1.0 + w(d)).astype(dtype),
-        ln1_beta=w(d),
-        w_1=w(d, d_ff),
-        b_1=w(d_ff),
-        w_2=w(d_ff, d),
-        b_2=w(d),
-        ln2_gamma=(1.0 + w(d)).astype(dtype),
-        ln2_beta=w(d),
-    )
+    return random_block_params(rng, d, d_ff, 0.5, dtype=dtype)
 
 
 def close(actual, expected, tol):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from attention_explorer import core
+from random_block import random_block_params
 
 pytestmark = pytest.mark.browser
 
@@ -27,27 +28,8 @@ CASES = [
 
 def fixed_inputs():
     rng = np.random.default_rng(20261129)
-    w = lambda *shape: rng.normal(0, 1, shape)  # noqa: E731
-    params = core.BlockParams(
-        w_q=w(D_MODEL, D_MODEL),
-        w_k=w(D_MODEL, D_MODEL),
-        w_v=w(D_MODEL, D_MODEL),
-        w_o=w(D_MODEL, D_MODEL),
-        b_q=w(D_MODEL),
-        b_k=w(D_MODEL),
-        b_v=w(D_MODEL),
-        b_o=w(D_MODEL),
-        ln1_gamma=1 + 0.1 * w(D_MODEL),
-        ln1_beta=0.1 * w(D_MODEL),
-        w_1=w(D_MODEL, D_FF),
-        b_1=w(D_FF),
-        w_2=w(D_FF, D_MODEL),
-        b_2=w(D_MODEL),
-        ln2_gamma=1 + 0.1 * w(D_MODEL),
-        ln2_beta=0.1 * w(D_MODEL),
-        w_gate=w(D_MODEL, D_FF),
-    )
-    return 3 * w(N, D_MODEL), params, np.array([[1e4, -1e4, 0.0, 3.0], [-2.0, -2.0, -2.0, -2.0]])
+    params = random_block_params(rng, D_MODEL, D_FF, 1.0, ln_scale=0.1, gated=True)
+    return 3 * rng.normal(0, 1, (N, D_MODEL)), params, np.array([[1e4, -1e4, 0.0, 3.0], [-2.0, -2.0, -2.0, -2.0]])
 
 
 def test_core_in_pyodide_agrees_with_cpython(live):

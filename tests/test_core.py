@@ -13,6 +13,8 @@ import sys
 import numpy as np
 import pytest
 
+from random_block import random_block_params
+
 try:
     from attention_explorer import core
 except ImportError:  # running without PYTHONPATH=py or an editable install
@@ -154,26 +156,7 @@ def close(actual, expected, tol=TOL):
 
 
 def make_params(rng, d_model=8, d_ff=12, gated=False):
-    r = lambda *s: rng.normal(size=s) * 0.5  # noqa: E731
-    return core.BlockParams(
-        w_q=r(d_model, d_model),
-        w_k=r(d_model, d_model),
-        w_v=r(d_model, d_model),
-        w_o=r(d_model, d_model),
-        b_q=r(d_model),
-        b_k=r(d_model),
-        b_v=r(d_model),
-        b_o=r(d_model),
-        ln1_gamma=1 + r(d_model),
-        ln1_beta=r(d_model),
-        w_1=r(d_model, d_ff),
-        b_1=r(d_ff),
-        w_2=r(d_ff, d_model),
-        b_2=r(d_model),
-        ln2_gamma=1 + r(d_model),
-        ln2_beta=r(d_model),
-        w_gate=r(d_model, d_ff) if gated else None,
-    )
+    return random_block_params(rng, d_model, d_ff, 0.5, gated=gated)
 
 
 def mha_args(p):

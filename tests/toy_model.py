@@ -18,6 +18,7 @@ import numpy as np
 
 from attention_explorer import core, models, tokens
 from attention_explorer.models.base import DimRegion, EmbeddingTrace, HeadInfo, ModelDescription, ModelRun, Preset
+from random_block import random_block_params
 
 D_MODEL, N_HEADS, D_K, D_FF, N_LAYERS = 24, 3, 8, 40, 2
 MAX_TOKENS = 12
@@ -55,25 +56,7 @@ DESCRIPTION = ModelDescription(
 
 
 def _params(rng) -> core.BlockParams:
-    w = lambda *shape: rng.normal(0.0, 0.4, shape)  # noqa: E731
-    return core.BlockParams(
-        w_q=w(D_MODEL, D_MODEL),
-        w_k=w(D_MODEL, D_MODEL),
-        w_v=w(D_MODEL, D_MODEL),
-        w_o=w(D_MODEL, D_MODEL),
-        b_q=w(D_MODEL),
-        b_k=w(D_MODEL),
-        b_v=w(D_MODEL),
-        b_o=w(D_MODEL),
-        ln1_gamma=1.0 + w(D_MODEL),
-        ln1_beta=w(D_MODEL),
-        w_1=w(D_MODEL, D_FF),
-        b_1=w(D_FF),
-        w_2=w(D_FF, D_MODEL),
-        b_2=w(D_MODEL),
-        ln2_gamma=1.0 + w(D_MODEL),
-        ln2_beta=w(D_MODEL),
-    )
+    return random_block_params(rng, D_MODEL, D_FF, 0.4)
 
 
 class ToyModel:
