@@ -1,17 +1,22 @@
 """What each start-up workaround of the page gains, on each of the three engines readers have.
 
     .venv/bin/python build.py && .venv/bin/python bench/bench_workarounds.py [--runs N] [--moves N]
-        [--engine chromium|firefox|webkit|all ...] [--only load|slider] [--dist DIR]
+        [--engine chromium|firefox|webkit|all ...] [--only load|slider] [--workaround NAME ...] [--dist DIR]
 
-A workaround is kept only if it pays on every engine: Chromium (bench_browser.py's executable and flags,
-through Playwright), Firefox ESR and WebKitGTK (bench_engines.py's EngineTab over tests/engines/drivers.py).
+A workaround is kept only where it pays: on every engine, or, acting on some only (ACTS_ON), on those:
+Chromium (bench_browser.py's executable and flags, through Playwright), Firefox ESR and WebKitGTK
+(bench_engines.py's EngineTab over tests/engines/drivers.py). Switched off where it does not act, it
+changes nothing there, and what this measures there is noise.
 Each one is switched OFF in its own copy of the built bundle (under a temporary folder; dist/ is copied
 once at the start and never touched), by an exact text replacement (OFF below) that must match exactly
 once, else the run stops and says which code moved:
 
 - precompiled (worker_main.py): the line calling precompiled.install() removed;
 - numpy_install (worker_main.py): the worker's own install of NumPy's wheel replaced by Pyodide's stock
-  `await pyodide_js.loadPackage("numpy")` (the wheel's own fetch, already started, cancelled);
+  `await pyodide_js.loadPackage("numpy")` (the wheel's own fetch, already started, cancelled), and with it
+  extension_preload (loadPackage compiles the wheel's extension modules asynchronously itself);
+- extension_preload (worker_main.py): the line awaiting extension_preload.preload(...) removed, so that
+  `import numpy` compiles NumPy's extension modules synchronously, in its dlopen;
 - pyodide_progress (launch.js): PyScript given Pyodide's own pyodide.mjs as its `version`, in place of the
   loader that counts the runtime's bytes for the status line (a feature: what it costs, not what it gains);
 - page_observer (launch.js or the module it imports, any .js/.mjs of the bundle): the call
@@ -22,22 +27,21 @@ Each copy is served as bench_engines serves dist/: gzip-compressed under /attent
 (bench/gzip_server.py), bench_browser's INSTRUMENT first in every page's <head> (for Chromium it comes
 from Playwright's init script, as in bench_browser, and the <head> copy stands aside).
 
-- load: --runs rounds (default 5), after one untimed warm-up visit (the first browser start in a while
-  reads the engine's files from disk); each round loads every variant (all on, then each of precompiled,
-  numpy_install and pyodide_progress off) once, the order reversed every other round; each load a first visit
-  in a new browser with a new, empty profile. Time from navigation start to html[data-state="ready"]
-  (bench_browser.load_until_ready), DOMContentLoaded, and the status line's 'Loading NumPy…' and
-  'Computing attention…' (the NumPy step is the time between the two). After each load, untimed, a check
-  that the page works the same: #temperature moved to CHECK_T, the heatmap must show it (bench_browser's
+- load: --runs rounds (default 5), after one untimed warm-up visit (the first browser start in a while reads
+  the engine's files from disk); each round loads every variant (all on, then each of precompiled,
+  numpy_install, extension_preload and pyodide_progress off) once, the order reversed every other round; each
+  load a first visit in a new browser with a new, empty profile. Time from navigation start to
+  html[data-state="ready"] (bench_browser.load_until_ready), DOMContentLoaded, and the status line's 'Loading
+  NumPy…' and 'Computing attention…' (the NumPy step is the time between the two). After each load, untimed, a
+  check that the page works the same: #temperature moved to CHECK_T, the heatmap must show it (bench_browser's
   MOVE_JS), and a hash of the heatmap's markup is compared with the other variants'; that the switch took
-  effect: the worker's workarounds_engaged must name the one switched off, and only it, and page_observer's
-  module its `caught` (1 on, 0 off; also read before each slider series). A load that fails (not ready
-  within bench_browser.READY_TIMEOUT_MS, an error) is reported FAILED, with its reason and the page's
-  status line, and the run goes on.
-- slider (page_observer on/off): --runs series of each, alternating (on, off; off, on; ...), each in a new
-  browser, the page loaded cold first: bench_browser.slider_at at 8 tokens, --moves moves (default 30):
-  #temperature moved -> the heatmap shows that T and the next frame is rendered; per series its p95
-  (nearest rank), as bench_browser and bench_engines report it.
+  effect: the worker's workarounds_engaged must name the one switched off, and only it (and ALSO_OFF's), and
+  page_observer's module its `caught` (1 on, 0 off; also read before each slider series). A load that fails
+  (not ready within bench_browser.READY_TIMEOUT_MS, an error) is reported FAILED, with its reason and the
+  page's status line, and the run goes on. - slider (page_observer on/off): --runs series of each, alternating
+  (on, off; off, on; ...), each in a new browser, the page loaded cold first: bench_browser.slider_at at 8
+  tokens, --moves moves (default 30): #temperature moved -> the heatmap shows that T and the next frame is
+  rendered; per series its p95 (nearest rank), as bench_browser and bench_engines report it.
 
 Prints each figure (medians [min-max] over the rounds), then the gains: gain = median(off) - median(on)
 in ms (positive: the workaround saves that much), paired = off - on within the same round (min..max),
@@ -94,8 +98,12 @@ from conftest import CHROMIUM  # noqa: E402  (the same browser choice as the tes
 ENGINES = ("chromium", "firefox", "webkit")
 RESULTS = ROOT / "bench" / "results" / "workarounds"
 ALL_ON = "all on"
-LOAD_WORKAROUNDS = ("precompiled", "numpy_install", "pyodide_progress")  # measured on the cold load
-WORKER_REPORTED = ("precompiled", "numpy_install")  # those worker.workarounds_engaged reports
+LOAD_WORKAROUNDS = ("precompiled", "numpy_install", "extension_preload", "pyodide_progress")  # on the cold load
+WORKER_REPORTED = ("precompiled", "numpy_install", "extension_preload")  # those worker.workarounds_engaged reports
+# a workaround that acts on these engines only (it decides in the page; the others run as without it)
+ACTS_ON = {"extension_preload": ("webkit",)}
+# a workaround that goes with another switched off (it works on what that one does)
+ALSO_OFF = {"numpy_install": ("extension_preload",)}
 SLIDER_WORKAROUNDS = ("page_observer",)  # measured on the slider
 SLIDER_TOKENS = 8
 CHECK_T = 1.7  # the temperature the check after each load moves the slider to (not the page's default)
@@ -114,6 +122,8 @@ class Edit(NamedTuple):
     what: str
 
 
+PRELOAD_LINE = r"^[ \t]*await extension_preload\.preload\(.*\n"
+
 # How each workaround is switched off. Python lines are matched by their start (the comments after may change).
 OFF = {
     "precompiled": [
@@ -122,7 +132,7 @@ OFF = {
     "numpy_install": [
         Edit(
             WORKER_MAIN,
-            r"^([ \t]*)numpy_install\.install\(.*\n",
+            r"^([ \t]*)(?:\w+ = )?numpy_install\.install\(.*\n",
             '\\1wheel_response.cancel()\n\\1await pyodide_js.loadPackage("numpy")\n',
             "the line calling numpy_install.install(...)",
         ),
@@ -132,7 +142,9 @@ OFF = {
             "",
             "the line setting pyodide_js.loadedPackages.numpy",
         ),
+        Edit(WORKER_MAIN, PRELOAD_LINE, "", "the line awaiting extension_preload.preload(...)"),
     ],
+    "extension_preload": [Edit(WORKER_MAIN, PRELOAD_LINE, "", "the line awaiting extension_preload.preload(...)")],
     "pyodide_progress": [
         # PyScript given Pyodide's own loader: no byte count, the status line stays at 0 MB until Python starts
         Edit(
@@ -355,13 +367,13 @@ def cold_visit(engine: str, url: str, pw, observer: str | None) -> tuple[dict, s
 
 def engaged_note(check: dict, name: str) -> tuple[str, bool]:
     """What the check says of the workarounds (variant `name`), and whether that is what the variant should
-    show: all engaged when all on, all but `name` when it is off."""
+    show: all engaged when all on, all but `name` (and ALSO_OFF[name]) when it is off."""
     engaged, caught = check.get("engaged"), check.get("caught")
     notes, expected = [], True
     if isinstance(engaged, dict):
         off = sorted(k for k, why in engaged.items() if why is not None)
         notes.append("worker's workarounds: " + (f"not engaged: {', '.join(off)}" if off else "all engaged"))
-        expected = off == ([name] if name in WORKER_REPORTED else [])
+        expected = off == (sorted([name, *ALSO_OFF.get(name, ())]) if name in WORKER_REPORTED else [])
     else:
         notes.append(f"workarounds_engaged: n/a ({engaged})")
     if caught is not None:
@@ -574,9 +586,9 @@ def summarize(results: dict, engines: list[str], names) -> dict:
         print(f"  {name:16s}" + "".join(f"{gain_text(per[e]):>36s}" for e in engines))
         summary[name] = {"metric": f"{section}: {key}", "engines": per}
     for name in names:
-        per = summary[name]["engines"]
-        missing = [e for e, g in per.items() if not g]
-        losing = [e for e, g in per.items() if g and g["gain_ms"] <= 0]
+        measured, acts = summary[name]["engines"], ACTS_ON.get(name, ENGINES)
+        missing = [e for e in acts if not measured.get(e)]
+        losing = [e for e in acts if measured.get(e) and measured[e]["gain_ms"] <= 0]
         if missing:
             verdict = f"unknown (not measured on {', '.join(missing)})" + (
                 f"; no gain on {', '.join(losing)}" if losing else ""
@@ -586,7 +598,8 @@ def summarize(results: dict, engines: list[str], names) -> dict:
             pays = not losing
             verdict = "yes" if pays else f"no (no gain on {', '.join(losing)})"
         summary[name]["pays_on_every_engine"] = pays
-        print(f"  {name}: pays on every engine: {verdict}")
+        where = f"on {', '.join(ACTS_ON[name])}, where it acts" if name in ACTS_ON else "on every engine"
+        print(f"  {name}: pays {where}: {verdict}")
     return summary
 
 
@@ -614,6 +627,12 @@ def main():
         help="an engine to measure (repeatable; default all three)",
     )
     ap.add_argument("--only", choices=["load", "slider"], help="one section only")
+    ap.add_argument(
+        "--workaround",
+        action="append",
+        choices=[*LOAD_WORKAROUNDS, *SLIDER_WORKAROUNDS],
+        help="switch off only this one (repeatable; default each in turn), against all on",
+    )
     ap.add_argument("--dist", type=Path, default=ROOT / "dist", help="the built bundle (default dist/)")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
@@ -627,8 +646,12 @@ def main():
         f"load average {load_start:.1f} on {os.cpu_count()} CPUs"
     )
     names = [
-        *(LOAD_WORKAROUNDS if args.only in (None, "load") else ()),
-        *(SLIDER_WORKAROUNDS if args.only in (None, "slider") else ()),
+        n
+        for n in (
+            *(LOAD_WORKAROUNDS if args.only in (None, "load") else ()),
+            *(SLIDER_WORKAROUNDS if args.only in (None, "slider") else ()),
+        )
+        if not args.workaround or n in args.workaround
     ]
     failed, results = [], {}
     with contextlib.ExitStack() as stack:
@@ -676,6 +699,12 @@ def main():
                     max(STAGE_TIMEOUT_S, args.runs * 2 * (READY_TIMEOUT_MS / 1000 + args.moves * 10)),
                     lambda: bench_slider(engine, slider_urls, args.runs, args.moves, pw, observer),
                 ),
+            ]
+            # (a section none of the chosen workarounds is measured in is left out)
+            sections = [
+                sec
+                for sec in sections
+                if sec[0] == "load" and len(load_urls) > 1 or sec[0] == "slider" and slider_urls["off"]
             ]
             results[engine] = run_sections(sections, args.only, failed, cleanup=kill_open_tabs, label=f"{engine} ")
             for section in results[engine].values():

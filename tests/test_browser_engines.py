@@ -24,6 +24,7 @@ import pytest
 
 from attention_explorer import custom_attention
 from attention_explorer.models import designed as model
+from attention_explorer.runtime import extension_preload
 from conftest import serve_folder
 from engines import drivers
 from engines.server import serve_probed
@@ -152,6 +153,23 @@ def test_ready_with_no_errors_and_nothing_from_another_host(engine):
     counts = [k for k, text in enumerate(status) if text.startswith("Downloading Python: ")]
     assert len(counts) >= 2 and status[counts[0]].startswith("Downloading Python: 0.0 of"), status
     assert "Starting Python…" in status[counts[-1] :], status
+    page.assert_no_problems()
+
+
+def test_every_runtime_workaround_engages_here_too(engine):
+    """As test_browser_skeleton checks in Chromium: each workaround of the start-up says whether it did what
+    it is for on this engine too (extension_preload leans on how each engine's Emscripten runtime answers)."""
+    page, _ = engine
+    # (Python's None arrives as undefined, which the drivers would drop with its key)
+    engaged = page.run(
+        "() => attentionExplorer.call('workarounds_engaged')"
+        ".then((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v ?? null])))"
+    )
+    assert set(engaged) == {"precompiled", "numpy_install", "extension_preload"}, engaged
+    assert all(why_not is None for why_not in engaged.values()), engaged
+    # extension_preload acts on WebKit only: that it knows this engine for what it is
+    assert extension_preload.wanted(page.run("() => navigator.userAgent")) == (page.name == "webkit")
+    assert page.run("() => import('./runtime/page_observer.js').then((m) => m.caught)") == 1
     page.assert_no_problems()
 
 
