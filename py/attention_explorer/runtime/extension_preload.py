@@ -66,9 +66,10 @@ def to_preload(paths: list[str], site_packages: str) -> list[str]:
 
 
 def wanted(user_agent: str) -> bool:
-    """Whether the engine is JavaScriptCore (WebKit: Safari, and every browser on an iPhone), the one engine
-    where this was measured to pay; Chromium's and Firefox's user agents name them ("Chrome/"; no
-    "AppleWebKit/"). A performance property has no feature to detect, hence the user agent."""
+    """Whether the engine is WebKit (Safari, and every browser on an iPhone), the one engine where this was
+    measured to pay. Every browser built on Chromium says "Chrome/" (or "Chromium/") beside its
+    "AppleWebKit/", Firefox has no "AppleWebKit/". A performance property has no feature to detect,
+    hence the user agent."""
     return "AppleWebKit/" in user_agent and "Chrome/" not in user_agent and "Chromium/" not in user_agent
 
 
