@@ -38,10 +38,11 @@ from Playwright's init script, as in bench_browser, and the <head> copy stands a
   effect: the worker's workarounds_engaged must name the one switched off, and only it (and ALSO_OFF's), and
   page_observer's module its `caught` (1 on, 0 off; also read before each slider series). A load that fails
   (not ready within bench_browser.READY_TIMEOUT_MS, an error) is reported FAILED, with its reason and the
-  page's status line, and the run goes on. - slider (page_observer on/off): --runs series of each, alternating
-  (on, off; off, on; ...), each in a new browser, the page loaded cold first: bench_browser.slider_at at 8
-  tokens, --moves moves (default 30): #temperature moved -> the heatmap shows that T and the next frame is
-  rendered; per series its p95 (nearest rank), as bench_browser and bench_engines report it.
+  page's status line, and the run goes on.
+- slider (page_observer on/off): --runs series of each, alternating (on, off; off, on; ...), each in a new
+  browser, the page loaded cold first: bench_browser.slider_at at 8 tokens, --moves moves (default 30):
+  #temperature moved -> the heatmap shows that T and the next frame is rendered; per series its p95
+  (nearest rank), as bench_browser and bench_engines report it.
 
 Prints each figure (medians [min-max] over the rounds), then the gains: gain = median(off) - median(on)
 in ms (positive: the workaround saves that much), paired = off - on within the same round (min..max),
@@ -122,7 +123,13 @@ class Edit(NamedTuple):
     what: str
 
 
-PRELOAD_LINE = r"^[ \t]*await extension_preload\.preload\(.*\n"
+# (numpy_install's switch removes it too)
+PRELOAD_OFF = Edit(
+    WORKER_MAIN,
+    r"^[ \t]*await extension_preload\.preload\(.*\n",
+    "",
+    "the line awaiting extension_preload.preload(...)",
+)
 
 # How each workaround is switched off. Python lines are matched by their start (the comments after may change).
 OFF = {
@@ -142,9 +149,9 @@ OFF = {
             "",
             "the line setting pyodide_js.loadedPackages.numpy",
         ),
-        Edit(WORKER_MAIN, PRELOAD_LINE, "", "the line awaiting extension_preload.preload(...)"),
+        PRELOAD_OFF,
     ],
-    "extension_preload": [Edit(WORKER_MAIN, PRELOAD_LINE, "", "the line awaiting extension_preload.preload(...)")],
+    "extension_preload": [PRELOAD_OFF],
     "pyodide_progress": [
         # PyScript given Pyodide's own loader: no byte count, the status line stays at 0 MB until Python starts
         Edit(

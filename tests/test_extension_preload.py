@@ -93,6 +93,9 @@ class FakeFS:
     def __init__(self, answer):
         self.answer, self.calls = answer, []
 
+    def readFile(self, path):  # noqa: N802
+        return Path(path).read_bytes()
+
     def createPreloadedFile(self, folder, name, data, can_read, can_write, onload, onerror, dont_create):  # noqa: N802
         self.calls.append((folder, name, bytes(data), dont_create))
         if self.answer == "at once":
@@ -117,7 +120,7 @@ class Proxy:
 def preload_in(tmp_path, monkeypatch):
     """preload(...) run under CPython with site-packages at tmp_path, the wheel's three files and one more
     written there; returns (run(answer) -> the FakeFS, the paths)."""
-    ffi = types.SimpleNamespace(create_proxy=Proxy, to_js=lambda b: b)
+    ffi = types.SimpleNamespace(create_proxy=Proxy)
     monkeypatch.setitem(sys.modules, "pyodide", types.SimpleNamespace(ffi=ffi))
     monkeypatch.setitem(sys.modules, "pyodide.ffi", ffi)
     monkeypatch.setattr("site.getsitepackages", lambda: [str(tmp_path)])

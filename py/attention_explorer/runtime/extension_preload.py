@@ -84,30 +84,26 @@ async def preload(paths: list[str], fs, user_agent: str) -> None:
     import asyncio
     from site import getsitepackages
 
-    from pyodide.ffi import create_proxy, to_js
+    from pyodide.ffi import create_proxy
 
     site_packages = getsitepackages()[0]
-    chosen = to_preload(paths, site_packages)
     loop = asyncio.get_running_loop()
-    waits, handed = [], {}
-    for path in chosen:
+    waits = []
+    for path in to_preload(paths, site_packages):
         done = loop.create_future()
-        with open(path, "rb") as f:
-            data = to_js(f.read())  # a Uint8Array copy: the plugin keeps it until compiled
-        handed[path] = False  # True once createPreloadedFile has returned
-        # (later: the plugin's promise; at once: no plugin took the file)
-        onload = create_proxy(lambda p=path, d=done: d.done() or d.set_result("later" if handed[p] else "at once"))
+        onload = create_proxy(lambda d=done: d.done() or d.set_result("later"))
         onerror = create_proxy(lambda d=done: d.done() or d.set_result("failed"))
         folder, name = os.path.split(path)
-        fs.createPreloadedFile(folder, name, data, True, True, onload, onerror, True)  # dontCreateFile
-        handed[path] = True
-        waits.append((path, done, onload, onerror))
-    outcome = {}
-    for path, done, onload, onerror in waits:
-        outcome[path] = await done
-        onload.destroy()
-        onerror.destroy()
-    _report["preloaded"] = {module_name(p, site_packages): how for p, how in outcome.items()}
+        # the file's bytes as a Uint8Array (one copy, kept by the plugin until compiled); dontCreateFile
+        fs.createPreloadedFile(folder, name, fs.readFile(path), True, True, onload, onerror, True)
+        # the plugin answers from a promise: an answer before the call returned means no plugin took the file
+        waits.append((path, "at once" if done.done() else done, (onload, onerror)))
+    preloaded = {}
+    for path, done, proxies in waits:
+        preloaded[module_name(path, site_packages)] = done if isinstance(done, str) else await done
+        for proxy in proxies:
+            proxy.destroy()
+    _report["preloaded"] = preloaded
 
 
 def after_import(modules: dict | None = None) -> None:
