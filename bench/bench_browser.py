@@ -289,9 +289,11 @@ def med(xs):
 
 
 def p95(xs):
-    """Nearest-rank 95th percentile (of 30 values: the second largest)."""
+    """Nearest-rank 95th percentile (of 30 values: the second largest), to 0.1 ms: the figure printed is
+    the one held against a budget (WebKit's clock gives whole ms, whose differences come out as
+    33.00000000000091; that is 33.0 ms, within a 33 ms budget)."""
     xs = sorted(xs)
-    return xs[max(0, math.ceil(0.95 * len(xs)) - 1)] if xs else float("nan")
+    return round(xs[max(0, math.ceil(0.95 * len(xs)) - 1)], 1) if xs else float("nan")
 
 
 def met(ok: bool) -> str:
