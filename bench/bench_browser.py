@@ -11,7 +11,8 @@ same executable and flags throughout.
 - load (--runs of each page, default 16, alternating real/floor and flipping the order each
   time; 16 because one page's cold loads range over +-20 % within minutes on this shared 2-core
   machine, so the ratio of two 8-load medians moved by ~0.05 from run to run, half the budget's
-  margin): each load in a new, empty browser profile (a first visit), time from navigation
+  margin; a 90% bootstrap interval over the rounds is printed beside the ratio, ratio_interval):
+  each load in a new, empty browser profile (a first visit), time from navigation
   start to html[data-state="ready"] (the page's readiness signal) for the real page, against
   the floor: a page that only starts Pyodide + NumPy in a PyScript worker from the same
   dist/ files (PyScript's PyWorker with the local pyodide.mjs, then pyodide.loadPackage
@@ -61,6 +62,7 @@ import gzip
 import json
 import math
 import os
+import random
 import re
 import statistics
 import sys
@@ -530,7 +532,26 @@ def print_ratio(real, floor):
     print(
         f"  {'  the same, round by round (median)':42s} {med(pairs):7.3f} x   [{', '.join(f'{p:.2f}' for p in pairs)}]"
     )
+    low, high = ratio_interval(real, floor)
+    where = "inside it" if low <= BUDGET_RATIO <= high else ("above it" if BUDGET_RATIO > high else "below it")
+    print(f"  {'  90% interval over the rounds (bootstrap)':42s} {low:.3f}-{high:.3f} x   the budget is {where}")
     return ratio, med(pairs)
+
+
+def ratio_interval(real, floor, level=0.90, resamples=2000, seed=0):
+    """How far the budget's ratio (median real / median floor) could move with other rounds like these:
+    the rounds (a real and a floor load each) drawn again with replacement, `resamples` times, and the
+    middle `level` of the ratios so made (a percentile bootstrap; seeded, so a run prints the same
+    interval for the same loads). With ten rounds that differ by ±10% it is a few hundredths wide: a
+    median within it of the budget is not yet a measured pass or failure."""
+    rng = random.Random(seed)
+    rounds = list(zip(real, floor))
+    ratios = sorted(
+        med([r for r, _ in drawn]) / med([f for _, f in drawn])
+        for drawn in ([rng.choice(rounds) for _ in rounds] for _ in range(resamples))
+    )
+    cut = int(round((1 - level) / 2 * resamples))
+    return ratios[cut], ratios[resamples - 1 - cut]
 
 
 # ---------------------------------------------------------------- slider

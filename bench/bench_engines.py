@@ -22,7 +22,9 @@ INSTRUMENT first in every HTML page's <head> instead: the same script, in the re
   automation mode keeps its data in memory only). Time from navigation start to html[data-state=
   "ready"], from the page's own clock (bench_browser.load_until_ready: INSTRUMENT's observer notes
   it; the page is polled every 100 ms only to know when to read it). Medians, the ratio real/floor
-  against bench_browser.BUDGET_RATIO, and the ratio round by round. Then where the time goes:
+  against bench_browser.BUDGET_RATIO, the ratio round by round and a 90% bootstrap interval over the
+  rounds (bench_browser.ratio_interval: with ten rounds it is often wider than the budget's margin,
+  which the interval then shows). Then where the time goes:
   milestones of both pages (DOMContentLoaded, first contentful paint, the real page's status line
   as INSTRUMENT saw it change, the floor's own phases: Pyodide booted, NumPy imported, ready) and
   the steps between them, real against floor.
@@ -64,6 +66,7 @@ from bench_browser import (  # noqa: E402
     met,
     p95,
     print_ratio,
+    ratio_interval,
     run_sections,
     slider_at,
 )
@@ -277,6 +280,7 @@ def bench_load(engine: str, url: str, runs: int) -> dict:
         "loads": loads,
         "ratio": ratio,
         "ratio_rounds": rounds,
+        "ratio_interval_90": ratio_interval(real, floor),
         "ready_real_ms": med(real),
         "ready_floor_ms": med(floor),
     }
