@@ -534,7 +534,7 @@ def print_ratio(real, floor):
     )
     low, high = ratio_interval(real, floor)
     where = "inside it" if low <= BUDGET_RATIO <= high else ("above it" if BUDGET_RATIO > high else "below it")
-    print(f"  {'  90% interval over the rounds (bootstrap)':42s} {low:.3f}-{high:.3f} x   the budget is {where}")
+    print(f"  {'  90% interval, rounds resampled':42s} {low:.3f}-{high:.3f} x   the budget is {where}")
     return ratio, med(pairs)
 
 
