@@ -14,9 +14,12 @@ once, else the run stops and says which code moved:
 - precompiled (worker_main.py): the line calling precompiled.install() removed;
 - numpy_install (worker_main.py): the worker's own install of NumPy's wheel replaced by Pyodide's stock
   `await pyodide_js.loadPackage("numpy")` (the wheel's own fetch, already started, cancelled), and with it
-  extension_preload (loadPackage compiles the wheel's extension modules asynchronously itself);
+  extension_preload and lazy_linalg (loadPackage compiles the wheel's extension modules asynchronously
+  itself);
 - extension_preload (worker_main.py): the line awaiting extension_preload.preload(...) removed, so that
   `import numpy` compiles NumPy's extension modules synchronously, in its dlopen;
+- lazy_linalg (worker_main.py): the line calling lazy_linalg.install(...) removed, so that `import numpy`
+  loads numpy.linalg's LAPACK module (and on WebKit extension_preload compiles it first);
 - pyodide_progress (launch.js): PyScript given Pyodide's own pyodide.mjs as its `version`, in place of the
   loader that counts the runtime's bytes for the status line (a feature: what it costs, not what it gains);
 - page_observer (launch.js or the module it imports, any .js/.mjs of the bundle): the call
@@ -29,8 +32,8 @@ from Playwright's init script, as in bench_browser, and the <head> copy stands a
 
 - load: --runs rounds (default 5), after one untimed warm-up visit (the first browser start in a while reads
   the engine's files from disk); each round loads every variant (all on, then each of precompiled,
-  numpy_install, extension_preload and pyodide_progress off) once, the order reversed every other round; each
-  load a first visit in a new browser with a new, empty profile. Time from navigation start to
+  numpy_install, lazy_linalg, extension_preload and pyodide_progress off) once, the order reversed every
+  other round; each load a first visit in a new browser with a new, empty profile. Time from navigation start to
   html[data-state="ready"] (bench_browser.load_until_ready), DOMContentLoaded, and the status line's 'Loading
   NumPy…' and 'Computing attention…' (the NumPy step is the time between the two). After each load, untimed, a
   check that the page works the same: #temperature moved to CHECK_T, the heatmap must show it (bench_browser's
@@ -99,12 +102,12 @@ from conftest import CHROMIUM  # noqa: E402  (the same browser choice as the tes
 ENGINES = ("chromium", "firefox", "webkit")
 RESULTS = ROOT / "bench" / "results" / "workarounds"
 ALL_ON = "all on"
-LOAD_WORKAROUNDS = ("precompiled", "numpy_install", "extension_preload", "pyodide_progress")  # on the cold load
-WORKER_REPORTED = ("precompiled", "numpy_install", "extension_preload")  # those worker.workarounds_engaged reports
+LOAD_WORKAROUNDS = ("precompiled", "numpy_install", "lazy_linalg", "extension_preload", "pyodide_progress")
+WORKER_REPORTED = ("precompiled", "numpy_install", "lazy_linalg", "extension_preload")  # workarounds_engaged's
 # a workaround that acts on these engines only (it decides in the page; the others run as without it)
 ACTS_ON = {"extension_preload": ("webkit",)}
 # a workaround that goes with another switched off (it works on what that one does)
-ALSO_OFF = {"numpy_install": ("extension_preload",)}
+ALSO_OFF = {"numpy_install": ("extension_preload", "lazy_linalg")}
 SLIDER_WORKAROUNDS = ("page_observer",)  # measured on the slider
 SLIDER_TOKENS = 8
 CHECK_T = 1.7  # the temperature the check after each load moves the slider to (not the page's default)
@@ -131,6 +134,9 @@ PRELOAD_OFF = Edit(
     "the line awaiting extension_preload.preload(...)",
 )
 
+# (numpy_install's switch removes it too: it stands in for a file of the wheel numpy_install writes)
+LAZY_OFF = Edit(WORKER_MAIN, r"^[ \t]*lazy_linalg\.install\(.*\n", "", "the line calling lazy_linalg.install(...)")
+
 # How each workaround is switched off. Python lines are matched by their start (the comments after may change).
 OFF = {
     "precompiled": [
@@ -150,7 +156,9 @@ OFF = {
             "the line setting pyodide_js.loadedPackages.numpy",
         ),
         PRELOAD_OFF,
+        LAZY_OFF,
     ],
+    "lazy_linalg": [LAZY_OFF],
     "extension_preload": [PRELOAD_OFF],
     "pyodide_progress": [
         # PyScript given Pyodide's own loader: no byte count, the status line stays at 0 MB until Python starts

@@ -91,7 +91,8 @@ def test_an_edit_runs_on_every_head_and_the_heatmap_says_so(coded):
 
 
 # NumPy's parts the page's start-up never loads (numpy_install leaves each extension module to load
-# when first imported): random, fft and lapack_lite, used so that the weights stay exactly checkable
+# when first imported; lazy_linalg stands in for LAPACK's until first used): random, fft, lapack_lite
+# and np.linalg.solve, used so that the weights stay exactly checkable (solving with I gives b back)
 LAZY_PARTS = NO_SCALING.replace(
     "import numpy as np\n",
     """import numpy as np
@@ -100,15 +101,18 @@ import numpy.linalg.lapack_lite
 rng = np.random.default_rng(0)
 """,
 ).replace(
-    "    scores = q @ k.T", "    scores = np.fft.ifft(np.fft.fft(q @ k.T, axis=-1), axis=-1).real + 0 * rng.random()"
+    "    scores = q @ k.T",
+    "    scores = np.linalg.solve(np.eye(len(q)), np.fft.ifft(np.fft.fft(q @ k.T, axis=-1), axis=-1).real)"
+    " + 0 * rng.random()",
 )
 
 
 def test_a_function_may_use_the_parts_of_numpy_the_page_never_loads(coded):
     """numpy.random, numpy.fft and numpy.linalg.lapack_lite are unpacked with NumPy but loaded only when a
-    reader's function imports them; they work, and the weights are those of QKᵀ (the FFT round trip)."""
+    reader's function imports them, LAPACK's gufuncs when first called; they work, and the weights are
+    those of QKᵀ (the FFT round trip, then a system solved with the identity)."""
     page, problems = coded
-    assert "rng.random()" in LAZY_PARTS and "np.fft.ifft" in LAZY_PARTS
+    assert "rng.random()" in LAZY_PARTS and "np.fft.ifft" in LAZY_PARTS and "np.linalg.solve" in LAZY_PARTS
     scroll_to(page, "code-card")
     set_code(page, LAZY_PARTS)
     page.click("#run-code")

@@ -165,7 +165,7 @@ def test_every_runtime_workaround_engages_here_too(engine):
         "() => attentionExplorer.call('workarounds_engaged')"
         ".then((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v ?? null])))"
     )
-    assert set(engaged) == {"precompiled", "numpy_install", "extension_preload"}, engaged
+    assert set(engaged) == {"precompiled", "numpy_install", "lazy_linalg", "extension_preload"}, engaged
     assert all(why_not is None for why_not in engaged.values()), engaged
     # extension_preload acts on WebKit only: that it knows this engine for what it is
     assert extension_preload.wanted(page.run("() => navigator.userAgent")) == (page.name == "webkit")

@@ -125,7 +125,7 @@ def test_every_runtime_workaround_still_engages_under_the_pinned_runtime(live):
     pinned = f"Pyodide {PINNED['pyodide']} and PyScript {PINNED['pyscript']}"
     live.wait_for_function("!attentionExplorer.waiting().warming")
     engaged = live.evaluate("attentionExplorer.call('workarounds_engaged')")
-    assert set(engaged) == {"precompiled", "numpy_install", "extension_preload"}, engaged
+    assert set(engaged) == {"precompiled", "numpy_install", "lazy_linalg", "extension_preload"}, engaged
     for name, why_not in engaged.items():
         assert why_not is None, (
             f"the workaround {name} no longer engages under {pinned}: {why_not}. Read "

@@ -82,8 +82,24 @@ def test_it_chooses_the_pinned_wheels_files_of_the_modules_import_numpy_loads():
     members = [f"{SITE}/{name}" for name in zipfile.ZipFile(data).namelist()]
     expected = sorted(f"{SITE}/{m.replace('.', '/')}{SUFFIX}" for m in ep.IMPORTED_BY_NUMPY)
     assert all(path in members for path in expected), "the pinned NumPy has moved or renamed one"
-    assert sorted(ep.to_preload(members, SITE)) == expected
+    assert sorted(ep.to_preload(members, SITE, loaded={})) == expected
     assert len([m for m in members if m.endswith(".so")]) > len(expected)
+
+
+def test_a_module_held_by_a_stand_in_is_not_compiled_and_a_loaded_one_still_is():
+    """lazy_linalg's stand-in (a module in sys.modules with no file) is what `import numpy` gets: no compile
+    for it. A module loaded from its file (CPython's own NumPy, here) says nothing about the browser's."""
+    linalg = f"{SITE}/numpy/linalg/_umath_linalg{SUFFIX}"
+    core = f"{SITE}/numpy/_core/_multiarray_umath{SUFFIX}"
+    stand_in = types.ModuleType("numpy.linalg._umath_linalg")  # no __file__
+    loaded_from_file = types.SimpleNamespace(__file__="/somewhere/_multiarray_umath.so")
+    chosen = ep.to_preload(
+        [core, linalg],
+        SITE,
+        loaded={"numpy.linalg._umath_linalg": stand_in, "numpy._core._multiarray_umath": loaded_from_file},
+    )
+    assert chosen == [core]
+    assert ep.to_preload([core, linalg], SITE, loaded={}) == [core, linalg]
 
 
 class FakeFS:

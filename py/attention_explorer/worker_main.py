@@ -26,8 +26,8 @@ async def load_numpy(spec):
     its bytecode beside it) saved as one file and put first on sys.path. Python then imports our
     modules from the zip (zipimport, as it does the standard library): only those imported, from their
     bytecode, and a traceback still shows their lines. Unpacking its ~100 members instead took 0.1-0.4
-    s of the start-up. Before NumPy is imported, precompiled gives dataclasses its methods' code, and
-    extension_preload compiles what the import loads (runtime/: each one's docstring says why).
+    s of the start-up. Before NumPy is imported, precompiled gives dataclasses its methods' code,
+    lazy_linalg puts off LAPACK, extension_preload compiles the rest (runtime/: each one says why).
 
     spec: {"bundle": path of the zip, "numpy": {"src": path of the wheel, "integrity": "sha256-..."},
     "base": the page's folder} (build.worker_config)."""
@@ -52,11 +52,12 @@ async def load_numpy(spec):
     with open(path, "wb") as f:
         f.write(data)
     sys.path.insert(0, path)
-    from attention_explorer.runtime import extension_preload, numpy_install, precompiled
+    from attention_explorer.runtime import extension_preload, lazy_linalg, numpy_install, precompiled
 
     precompiled.install()  # the dataclass methods, compiled at build time
     written = numpy_install.install((await (await wheel_response).arrayBuffer()).to_bytes())
     pyodide_js.loadedPackages.numpy = "default channel"  # as loadPackage marks it: a later call leaves it be
+    lazy_linalg.install(written)
     await extension_preload.preload(written, pyodide_js.FS, js.navigator.userAgent)
     import numpy
 

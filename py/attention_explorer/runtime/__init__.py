@@ -14,6 +14,7 @@ went that way), and one that pays on one engine but costs on another acts on the
 
     precompiled        dataclass methods compiled at build time (dataclasses' exec)
     numpy_install      NumPy's wheel unpacked by the worker (in place of Pyodide's loadPackage)
+    lazy_linalg        NumPy's LAPACK module (numpy.linalg._umath_linalg) loaded when first used
     extension_preload  on WebKit, the extension modules `import numpy` loads compiled asynchronously first
 
 The main thread's, in site/runtime/: page_observer.js (PyScript's document-wide MutationObserver left
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 def engaged() -> dict[str, str | None]:
     """{workaround: None while it works, else why not}, for the worker's start-up that has run."""
-    from . import extension_preload, numpy_install, precompiled
+    from . import extension_preload, lazy_linalg, numpy_install, precompiled
 
-    return {m.__name__.rsplit(".", 1)[1]: m.engaged() for m in (precompiled, numpy_install, extension_preload)}
+    modules = (precompiled, numpy_install, lazy_linalg, extension_preload)
+    return {m.__name__.rsplit(".", 1)[1]: m.engaged() for m in modules}

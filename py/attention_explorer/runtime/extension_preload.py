@@ -6,7 +6,8 @@ What it works around: Python imports an extension module with dlopen, which Pyod
 ms, against 38-54 ms for an asynchronous compile of the same bytes (Firefox ESR: ~30 ms either way).
 Pyodide's loadPackage compiles a package's extension modules asynchronously, but numpy_install replaces
 it (its docstring says why), so without this the import pays the synchronous compile.
-How: after numpy_install has written the wheel, preload() hands the files of IMPORTED_BY_NUMPY to
+How: after numpy_install has written the wheel, preload() hands the files of IMPORTED_BY_NUMPY (less a
+module sys.modules holds as a stand-in, which `import numpy` will not load: lazy_linalg's) to
 `FS.createPreloadedFile` (Emscripten's file-system API; Pyodide exposes the file system as pyodide.FS),
 which gives a file whose name ends in .so to Emscripten's preload plugin for WebAssembly: the plugin
 compiles and instantiates it asynchronously and keeps its exports, and the synchronous dlopen of the
@@ -60,9 +61,13 @@ def module_name(path: str, site_packages: str) -> str | None:
     return ".".join([*folder.split(os.sep), name.split(".", 1)[0]]) if folder else name.split(".", 1)[0]
 
 
-def to_preload(paths: list[str], site_packages: str) -> list[str]:
-    """The files among `paths` whose module IMPORTED_BY_NUMPY names, in their order."""
-    return [p for p in paths if module_name(p, site_packages) in IMPORTED_BY_NUMPY]
+def to_preload(paths: list[str], site_packages: str, loaded=None) -> list[str]:
+    """The files among `paths` whose module IMPORTED_BY_NUMPY names, in their order, less a module that
+    `loaded` (sys.modules) holds with no file: a stand-in (lazy_linalg's), which `import numpy` takes as
+    it is, so nothing would use the compile."""
+    loaded = sys.modules if loaded is None else loaded
+    stand_ins = {m for m in IMPORTED_BY_NUMPY if m in loaded and getattr(loaded[m], "__file__", None) is None}
+    return [p for p in paths if module_name(p, site_packages) in IMPORTED_BY_NUMPY - stand_ins]
 
 
 def wanted(user_agent: str) -> bool:
