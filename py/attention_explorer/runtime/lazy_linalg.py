@@ -11,7 +11,8 @@ and the first attribute read from it (a reader's own attention function calling 
 loads the real module from its file the way the import would have (importlib's ExtensionFileLoader) and
 gives the stand-in its attributes, so the functions holding the stand-in see the real gufuncs from then
 on. Dunder names (`__file__`, `__spec__`, ...) are answered without loading: looking is not using.
-extension_preload leaves a module already in sys.modules alone, so on WebKit it is not compiled either.
+extension_preload leaves a module that sys.modules holds with no file alone, so WebKit does not compile it
+either.
 It relies on: NumPy reading no attribute of the module while it imports, and the page's own Python
 reading none (engaged() reports one that did, with where it was read; a reader's function that uses
 LAPACK ends the stand-in's time, as it should, and engaged() then says so too: it is checked at start-up).
