@@ -523,7 +523,8 @@ def bench_load(pw, url, runs):
 
 def print_ratio(real, floor):
     """The budget's ratio: the median of the real page's cold loads over the floor's (ms, the k-th of
-    each from the same round), and round by round. Returns (ratio, median of the rounds' ratios)."""
+    each from the same round), round by round, and its interval (ratio_interval). Returns (ratio, median
+    of the rounds' ratios, (low, high) of the interval)."""
     ratio = med(real) / med(floor)
     print(f"  {'ratio real/floor':42s} {ratio:7.3f} x   budget <= {BUDGET_RATIO}x: {met(ratio <= BUDGET_RATIO)}")
     # Each round loads the two pages back to back, so the machine's speed, which drifts over minutes
@@ -535,7 +536,7 @@ def print_ratio(real, floor):
     low, high = ratio_interval(real, floor)
     where = "inside it" if low <= BUDGET_RATIO <= high else ("above it" if BUDGET_RATIO > high else "below it")
     print(f"  {'  90% interval, rounds resampled':42s} {low:.3f}-{high:.3f} x   the budget is {where}")
-    return ratio, med(pairs)
+    return ratio, med(pairs), (low, high)
 
 
 def ratio_interval(real, floor, level=0.90, resamples=2000, seed=0):

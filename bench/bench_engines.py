@@ -66,7 +66,6 @@ from bench_browser import (  # noqa: E402
     met,
     p95,
     print_ratio,
-    ratio_interval,
     run_sections,
     slider_at,
 )
@@ -273,14 +272,14 @@ def bench_load(engine: str, url: str, runs: int) -> dict:
         ("floor (bare Pyodide + NumPy worker), cold", floor),
     ):
         print(f"  {label:42s} {med(xs):7.0f} ms  [{min(xs):.0f}-{max(xs):.0f}]")
-    ratio, rounds = print_ratio(real, floor)
+    ratio, rounds, interval = print_ratio(real, floor)
     print_phases(loads)
     return {
         "version": version,
         "loads": loads,
         "ratio": ratio,
         "ratio_rounds": rounds,
-        "ratio_interval_90": ratio_interval(real, floor),
+        "ratio_interval_90": interval,
         "ready_real_ms": med(real),
         "ready_floor_ms": med(floor),
     }

@@ -33,11 +33,12 @@ def test_the_interval_is_the_same_for_the_same_loads():
     assert bb.ratio_interval(real, floor) == bb.ratio_interval(list(real), list(floor))
 
 
-def test_print_ratio_returns_the_medians_ratio_and_the_rounds_median(capsys):
+def test_print_ratio_returns_the_medians_ratio_the_rounds_median_and_the_interval(capsys):
     real, floor = [1200, 1000, 1500], [1000, 1000, 1000]
-    ratio, rounds = bb.print_ratio(real, floor)
+    ratio, rounds, interval = bb.print_ratio(real, floor)
     assert ratio == statistics.median(real) / statistics.median(floor) == 1.2
     assert rounds == 1.2  # the rounds' ratios 1.2, 1.0 and 1.5
+    assert interval == bb.ratio_interval(real, floor)  # the one printed, handed back
     out = capsys.readouterr().out
     assert "NOT met" in out and "90% interval" in out and "the budget is" in out
 
